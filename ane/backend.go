@@ -2,6 +2,7 @@ package ane
 
 import (
 	"context"
+	"errors"
 
 	"github.com/anestar/anestar/mil"
 )
@@ -45,3 +46,6 @@ type Options struct {
 	Numerics      Numerics // emulator rounding mode
 	CheckNumerics bool     // report the first op whose output holds inf or NaN (emulator)
 }
+
+// ErrClosed is returned (wrapped) by Eval on a kernel that has been closed.
+var ErrClosed = errors.New("kernel is closed")

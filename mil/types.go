@@ -21,7 +21,7 @@ const (
 type Type struct {
 	Kind  Kind   // which kind of type this is
 	DType DType  // element type of a scalar or tensor
-	Shape []int  // tensor dims, outermost first; empty for rank 0
+	Shape []int  // tensor dims, outermost first; empty for rank 0; -1 for an unknown dim ("?")
 	Elems []Type // tuple element types; for a dict, key then value; for a list, the element type
 	Len   int    // list length (ListKind), -1 when unknown
 }
@@ -84,7 +84,11 @@ func (t Type) write(b *strings.Builder) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(strconv.Itoa(d))
+			if d == -1 {
+				b.WriteString("?") // unknown, as in Apple's flexible-shape functions
+			} else {
+				b.WriteString(strconv.Itoa(d))
+			}
 		}
 		b.WriteString("]>")
 	case TupleKind, DictKind:

@@ -1,0 +1,24 @@
+// Package ane is the device layer of anestar: it compiles MIL programs into kernels and moves tensors
+// in and out of them through surfaces.
+//
+// The types fit together as follows:
+//
+//   - A Backend compiles a *mil.Program (with its weight blob files, mil.Weights) into a Kernel and counts
+//     its compiles. Backends register themselves from init with Register; Open picks one by name, or the
+//     most preferred available one for "auto" (the environment variable ANESTAR_BACKEND overrides "auto").
+//     List reports every registered backend and, for those that cannot run here, why not.
+//   - A Kernel owns one Surface per input of the program's main function and one per output. Eval reads
+//     the input surfaces and writes the output surfaces; Close releases the kernel.
+//   - A Surface is an exact-size buffer holding one [1,C,1,S] tensor (or any tensor, split into channels
+//     along its first non-unit-batch axis) in fp16 or fp32, packed channel-first. Its methods read and
+//     write channel ranges as float32 (WriteChannels, ReadChannels), copy channel ranges between surfaces
+//     without a trip through float32 (CopyChannels), write 2-D regions of channels x spatial columns
+//     (WriteRegion, for weights packed along the spatial axis), and give raw byte access (ReadBytes,
+//     WriteBytes, Access). Every access is bounds-checked and bracketed by Lock/Unlock of the surface's
+//     Memory.
+//   - A Memory is the storage behind a surface: HeapMemory, a plain allocation, on the emulator; an
+//     IOSurface on the ANE.
+//
+// The emulator backend lives in ane/emulator, the Apple Neural Engine backend in ane/private; importing
+// ane/backends registers both. ane/anetest is the conformance suite that every backend passes.
+package ane

@@ -1,0 +1,100 @@
+package emulator
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/internal/refkernels"
+)
+
+// Benchmarks of the reference kernels at the reference sizes (dim 768, hidden 2048, 12 heads, seq 512) in
+// both numeric modes; they report ms per eval and GFLOP/s (multiply-adds count two).
+//
+//	go test -run - -bench . -benchtime 5x ./ane/emulator
+
+func benchKernels(b *testing.B) map[string]func() (*refkernels.Kernel, error) {
+	c := refkernels.Reference()
+	rng := rand.New(rand.NewPCG(1, 2))
+	w := func(n int) []float32 {
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = float32(rng.Float64()*2-1) * 0.03
+		}
+		return out
+	}
+	d, h := c.Dim, c.Hidden
+	gain := make([]float32, d)
+	for i := range gain {
+		gain[i] = 1
+	}
+	return map[string]func() (*refkernels.Kernel, error){
+		"sdpa_fwd_taps": func() (*refkernels.Kernel, error) {
+			return refkernels.SDPAFwdTaps(c, refkernels.AttnWeights{RMS: gain, Wq: w(d * d), Wk: w(d * d), Wv: w(d * d), Wo: w(d * d)})
+		},
+		"ffn_fwd_taps": func() (*refkernels.Kernel, error) {
+			return refkernels.FFNFwdTaps(c, refkernels.FFNWeights{RMS: gain, W1: w(h * d), W3: w(h * d), W2: w(d * h)})
+		},
+		"ffn_bwd":            func() (*refkernels.Kernel, error) { return refkernels.FFNBwd(c, w(h*d), w(d*h), w(h*d)) },
+		"qkv_bwd":            func() (*refkernels.Kernel, error) { return refkernels.QKVBwd(c, w(d*d), w(d*d), w(d*d)) },
+		"sdpa_bwd1":          func() (*refkernels.Kernel, error) { return refkernels.SDPABwd1(c, w(d*d)) },
+		"sdpa_bwd2":          func() (*refkernels.Kernel, error) { return refkernels.SDPABwd2(c) },
+		"sdpa_fwd_dynamic":   func() (*refkernels.Kernel, error) { return refkernels.SDPAFwdDynamic(c) },
+		"ffn_w13_dynamic":    func() (*refkernels.Kernel, error) { return refkernels.FFNW13Dynamic(c) },
+		"ffn_w2_dynamic":     func() (*refkernels.Kernel, error) { return refkernels.FFNW2Dynamic(c) },
+		"ffn_bwd_w13t_dyn":   func() (*refkernels.Kernel, error) { return refkernels.FFNBwdW13tDynamic(c) },
+		"qkv_bwd_dynamic":    func() (*refkernels.Kernel, error) { return refkernels.QKVBwdDynamic(c) },
+		"sdpa_bwd1_noweight": func() (*refkernels.Kernel, error) { return refkernels.SDPABwd1NoWeight(c) },
+	}
+}
+
+var benchOrder = []string{"sdpa_fwd_taps", "ffn_fwd_taps", "ffn_bwd", "qkv_bwd", "sdpa_bwd1", "sdpa_bwd2",
+	"sdpa_fwd_dynamic", "ffn_w13_dynamic", "ffn_w2_dynamic", "ffn_bwd_w13t_dyn", "qkv_bwd_dynamic", "sdpa_bwd1_noweight"}
+
+func BenchmarkKernels(b *testing.B) {
+	b.Logf("BLAS: %s", cpu.BLASName())
+	gens := benchKernels(b)
+	for _, mode := range []struct {
+		name string
+		n    ane.Numerics
+	}{{"fp16", ane.FP16}, {"fp32", ane.FP32}} {
+		for _, name := range benchOrder {
+			b.Run(name+"/"+mode.name, func(b *testing.B) {
+				rk, err := gens[name]()
+				if err != nil {
+					b.Fatal(err)
+				}
+				kk, err := New(ane.Options{Numerics: mode.n}).Compile(rk.Program, rk.Weights)
+				if err != nil {
+					b.Fatal(err)
+				}
+				k := kk.(*Kernel)
+				defer k.Close()
+				in := k.Inputs()[0]
+				rng := rand.New(rand.NewPCG(3, 4))
+				vals := make([]float32, in.Channels()*in.Spatial())
+				for i := range vals {
+					vals[i] = float32(rng.Float64()*2-1) * 0.5
+				}
+				if err := in.WriteChannels(0, in.Channels(), vals); err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				if err := k.Eval(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for range b.N {
+					if err := k.Eval(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+				sec := b.Elapsed().Seconds() / float64(b.N)
+				b.ReportMetric(sec*1e3, "ms/eval")
+				b.ReportMetric(k.FLOPs()/sec/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,262 @@
+package emulator
+
+import (
+	"fmt"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/mil"
+)
+
+// step is one op of a compiled program.
+type step struct {
+	op     *mil.Op      // the source op, for error messages
+	outs   []*tensor    // its results
+	run    func() error // computes outs from their inputs; nil when the results alias an input
+	exact  bool         // results are copies of input values and need no rounding
+	round  []rounder    // the fp16 rounding passes run after run (FP16 mode)
+	flops  float64      // floating-point operations per eval, for reports
+	result string       // first result name
+}
+
+// rounder rounds one result buffer to fp16, in parallel pieces.
+type rounder struct {
+	n  int              // elements
+	fn func(lo, hi int) // rounds [lo, hi)
+}
+
+// compiler turns a checked MIL function into steps.
+type compiler struct {
+	fn    *mil.Func          // main
+	w     mil.Weights        // weight files
+	opts  ane.Options        // numerics
+	env   map[string]*tensor // every value defined so far
+	steps []step             // in program order
+}
+
+// errorf returns an error that names op's MIL position, kind and first result.
+func opErr(op *mil.Op, format string, args ...any) error {
+	name := ""
+	if len(op.Results) > 0 && op.Results[0] != nil {
+		name = op.Results[0].Name
+	}
+	return fmt.Errorf("%s: %s %q: %s", op.Pos, op.Kind, name, fmt.Sprintf(format, args...))
+}
+
+// operand returns the tensor an operand names, making a constant tensor for a literal.
+func (c *compiler) operand(op *mil.Op, arg string, o mil.Operand) (*tensor, error) {
+	switch {
+	case o.Ref != nil:
+		t, ok := c.env[o.Ref.Name]
+		if !ok {
+			return nil, opErr(op, "argument %s: %q is not defined (or is not a tensor)", arg, o.Ref.Name)
+		}
+		return t, nil
+	case o.Lit != nil:
+		return constTensor(arg, o.Lit, c.w)
+	}
+	return nil, opErr(op, "argument %s is empty", arg)
+}
+
+// tensorArg returns op's required single-tensor argument name.
+func (c *compiler) tensorArg(op *mil.Op, name string) (*tensor, error) {
+	a := op.Arg(name)
+	if a == nil {
+		return nil, opErr(op, "missing argument %s", name)
+	}
+	if a.Tuple || len(a.Operands) != 1 {
+		return nil, opErr(op, "argument %s: want one value, got %d", name, len(a.Operands))
+	}
+	return c.operand(op, name, a.Operands[0])
+}
+
+// optTensorArg is tensorArg for an argument that may be absent (nil, nil).
+func (c *compiler) optTensorArg(op *mil.Op, name string) (*tensor, error) {
+	if op.Arg(name) == nil {
+		return nil, nil
+	}
+	return c.tensorArg(op, name)
+}
+
+// tupleArg returns the tensors of a tuple argument such as concat's values.
+func (c *compiler) tupleArg(op *mil.Op, name string) ([]*tensor, error) {
+	a := op.Arg(name)
+	if a == nil {
+		return nil, opErr(op, "missing argument %s", name)
+	}
+	ts := make([]*tensor, len(a.Operands))
+	for i, o := range a.Operands {
+		t, err := c.operand(op, name, o)
+		if err != nil {
+			return nil, err
+		}
+		ts[i] = t
+	}
+	return ts, nil
+}
+
+// constArg returns the compile-time value of op's argument name, or nil when it is absent.
+func (c *compiler) constArg(op *mil.Op, name string) (*mil.Value, error) {
+	a := op.Arg(name)
+	if a == nil {
+		return nil, nil
+	}
+	v := c.fn.ArgValue(op, name)
+	if v == nil {
+		return nil, opErr(op, "argument %s must be a constant", name)
+	}
+	return v, nil
+}
+
+// intsArg returns a constant integer (list) argument; ok is false when it is absent.
+func (c *compiler) intsArg(op *mil.Op, name string) (v []int, ok bool, err error) {
+	val, err := c.constArg(op, name)
+	if val == nil || err != nil {
+		return nil, false, err
+	}
+	v, err = val.Ints()
+	if err != nil {
+		return nil, false, opErr(op, "argument %s: %v", name, err)
+	}
+	return v, true, nil
+}
+
+// intArg returns a constant scalar integer argument, or def when it is absent.
+func (c *compiler) intArg(op *mil.Op, name string, def int) (int, error) {
+	v, ok, err := c.intsArg(op, name)
+	if err != nil || !ok {
+		return def, err
+	}
+	if len(v) != 1 {
+		return 0, opErr(op, "argument %s: want one integer, got %d", name, len(v))
+	}
+	return v[0], nil
+}
+
+// boolArg returns a constant bool argument, or def when it is absent.
+func (c *compiler) boolArg(op *mil.Op, name string, def bool) (bool, error) {
+	val, err := c.constArg(op, name)
+	if val == nil || err != nil {
+		return def, err
+	}
+	b, err := val.Bool()
+	if err != nil {
+		return false, opErr(op, "argument %s: %v", name, err)
+	}
+	return b, nil
+}
+
+// boolsArg returns a constant bool list argument (such as begin_mask), or nil when absent.
+func (c *compiler) boolsArg(op *mil.Op, name string) ([]bool, error) {
+	val, err := c.constArg(op, name)
+	if val == nil || err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(val.Nums))
+	for i, x := range val.Nums {
+		out[i] = x != 0
+	}
+	return out, nil
+}
+
+// floatArg returns a constant scalar number argument, or def when it is absent.
+func (c *compiler) floatArg(op *mil.Op, name string, def float64) (float64, error) {
+	val, err := c.constArg(op, name)
+	if val == nil || err != nil {
+		return def, err
+	}
+	if val.Blob != nil || len(val.Nums) != 1 {
+		return 0, opErr(op, "argument %s: want one number", name)
+	}
+	return val.Nums[0], nil
+}
+
+// strArg returns a constant string argument, or def when it is absent.
+func (c *compiler) strArg(op *mil.Op, name, def string) (string, error) {
+	val, err := c.constArg(op, name)
+	if val == nil || err != nil {
+		return def, err
+	}
+	s, err := val.Str()
+	if err != nil {
+		return "", opErr(op, "argument %s: %v", name, err)
+	}
+	return s, nil
+}
+
+// constTensor decodes a literal or const value into a tensor; fp16 values are rounded to fp16.
+func constTensor(name string, v *mil.Value, w mil.Weights) (*tensor, error) {
+	if v.Type.Kind != mil.TensorKind && v.Type.Kind != mil.ScalarKind {
+		return nil, fmt.Errorf("%s: value of type %s is not a tensor", v.Pos, v.Type)
+	}
+	if v.Type.DType == mil.String {
+		return nil, fmt.Errorf("%s: string value is not a tensor", v.Pos)
+	}
+	data, err := v.Float32s(w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", v.Pos, err)
+	}
+	if len(data) != v.Type.NumElements() {
+		return nil, fmt.Errorf("%s: %s holds %d values, want %d", v.Pos, v.Type, len(data), v.Type.NumElements())
+	}
+	if isFloat16(v.Type.DType) {
+		roundSlice(data)
+	}
+	return &tensor{name: name, shape: append([]int{}, v.Type.Shape...), dtype: v.Type.DType, data: data, konst: true}, nil
+}
+
+// result makes the tensor of op's result i with a fresh buffer of its declared type.
+func (c *compiler) result(op *mil.Op, i int) (*tensor, error) {
+	t, err := c.resultNoBuf(op, i)
+	if err != nil {
+		return nil, err
+	}
+	t.data = make([]float32, numel(t.shape))
+	return t, nil
+}
+
+// resultNoBuf makes the tensor of op's result i without a buffer, for results that alias an input.
+func (c *compiler) resultNoBuf(op *mil.Op, i int) (*tensor, error) {
+	if i >= len(op.Results) || op.Results[i] == nil {
+		return nil, opErr(op, "want at least %d results, got %d", i+1, len(op.Results))
+	}
+	r := op.Results[i]
+	if r.Type.Kind != mil.TensorKind && r.Type.Kind != mil.ScalarKind {
+		return nil, opErr(op, "result %s: type %s is not a tensor", r.Name, r.Type)
+	}
+	for _, d := range r.Type.Shape {
+		if d < 0 {
+			return nil, opErr(op, "result %s: type %s has a negative dim", r.Name, r.Type)
+		}
+	}
+	return &tensor{name: r.Name, shape: append([]int{}, r.Type.Shape...), dtype: r.Type.DType}, nil
+}
+
+// add records a compiled step and defines its results.
+func (c *compiler) add(s step) {
+	for _, t := range s.outs {
+		c.env[t.name] = t
+	}
+	if len(s.op.Results) > 0 && s.op.Results[0] != nil {
+		s.result = s.op.Results[0].Name
+	}
+	if !s.exact && isFloatStep(s) {
+		for _, t := range s.outs {
+			if isFloat16(t.dtype) {
+				x := t.data
+				s.round = append(s.round, rounder{n: len(x), fn: func(lo, hi int) { roundSlice(x[lo:hi]) }})
+			}
+		}
+	}
+	c.steps = append(c.steps, s)
+}
+
+// isFloatStep reports whether a step's rounding can matter: aliasing steps hold input values already.
+func isFloatStep(s step) bool { return s.run != nil }
+
+// checkShape reports an error unless a tensor has the shape the op's result needs.
+func checkShape(op *mil.Op, what string, got, want []int) error {
+	if !sameShape(got, want) {
+		return opErr(op, "%s has shape %v, want %v", what, got, want)
+	}
+	return nil
+}

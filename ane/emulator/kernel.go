@@ -1,0 +1,186 @@
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/mil"
+)
+
+// Kernel is a compiled program: its surfaces, the tensors behind them and the ops in order.
+type Kernel struct {
+	mu     sync.Mutex     // serialises Eval and Close
+	ins    []*ane.Surface // one per main input
+	outs   []*ane.Surface // one per main output
+	inT    []*tensor      // the input values, read from ins at each Eval
+	outT   []*tensor      // the output values, written to outs after each Eval
+	steps  []step         // the ops, in order
+	fp16   bool           // round results to fp16 (ane.FP16)
+	check  bool           // report the first result holding inf or NaN
+	evals  int            // Eval calls so far
+	closed bool           // Close was called
+	flops  float64        // floating-point operations per eval
+}
+
+var _ ane.Kernel = (*Kernel)(nil)
+
+// compileFunc builds the kernel of main function fn.
+func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options) (*Kernel, error) {
+	c := &compiler{fn: fn, w: w, opts: opts, env: map[string]*tensor{}}
+	k := &Kernel{fp16: opts.Numerics == ane.FP16, check: opts.CheckNumerics}
+	for _, in := range fn.Inputs {
+		if in == nil {
+			return nil, fmt.Errorf("main: nil input")
+		}
+		s, err := ane.NewHeapSurface(in.Name, in.Type)
+		if err != nil {
+			return nil, fmt.Errorf("%s: input %s: %v", in.Pos, in.Name, err)
+		}
+		t := &tensor{name: in.Name, shape: append([]int{}, in.Type.Shape...), dtype: in.Type.DType, data: make([]float32, in.Type.NumElements())}
+		c.env[in.Name] = t
+		k.ins = append(k.ins, s)
+		k.inT = append(k.inT, t)
+	}
+	for _, op := range fn.Ops {
+		if op == nil {
+			continue
+		}
+		if op.Kind == "const" {
+			if err := c.constOp(op); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		build, ok := opTable[op.Kind]
+		if !ok {
+			return nil, opErr(op, "op %s is not supported by the emulator", op.Kind)
+		}
+		s, err := build(c, op)
+		if err != nil {
+			return nil, err
+		}
+		s.op = op
+		c.add(s)
+		k.flops += s.flops
+	}
+	for _, ref := range fn.Outputs {
+		t, ok := c.env[ref.Name]
+		if !ok {
+			return nil, fmt.Errorf("%s: output %q is not defined", ref.Pos, ref.Name)
+		}
+		typ := mil.Tensor(t.dtype, t.shape...)
+		s, err := ane.NewHeapSurface(ref.Name, typ)
+		if err != nil {
+			return nil, fmt.Errorf("%s: output %s: %v", ref.Pos, ref.Name, err)
+		}
+		k.outs = append(k.outs, s)
+		k.outT = append(k.outT, t)
+	}
+	k.steps = c.steps
+	return k, nil
+}
+
+// constOp defines the tensor of a const op; string and other non-tensor constants are left to the ops
+// that read them as arguments.
+func (c *compiler) constOp(op *mil.Op) error {
+	a := op.Attr("val")
+	if a == nil || a.Value == nil {
+		return opErr(op, "const has no val")
+	}
+	if len(op.Results) != 1 || op.Results[0] == nil {
+		return opErr(op, "const needs one result")
+	}
+	v := a.Value
+	if (v.Type.Kind != mil.TensorKind && v.Type.Kind != mil.ScalarKind) || v.Type.DType == mil.String {
+		return nil
+	}
+	t, err := constTensor(op.Results[0].Name, v, c.w)
+	if err != nil {
+		return opErr(op, "%v", err)
+	}
+	c.env[t.name] = t
+	return nil
+}
+
+// Inputs are the input surfaces, in main's parameter order.
+func (k *Kernel) Inputs() []*ane.Surface { return k.ins }
+
+// Outputs are the output surfaces, in main's return order.
+func (k *Kernel) Outputs() []*ane.Surface { return k.outs }
+
+// FLOPs is the number of floating-point operations one Eval does (multiply-adds count two).
+func (k *Kernel) FLOPs() float64 { return k.flops }
+
+// Evals is the number of Eval calls so far.
+func (k *Kernel) Evals() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.evals
+}
+
+// Eval reads the input surfaces, runs every op and writes the output surfaces. It checks ctx between ops.
+func (k *Kernel) Eval(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return fmt.Errorf("emulator: eval: %w", ane.ErrClosed)
+	}
+	k.evals++
+	for i, s := range k.ins {
+		if err := s.ReadChannels(0, s.Channels(), k.inT[i].data); err != nil {
+			return fmt.Errorf("emulator: eval %d: %w", k.evals, err)
+		}
+	}
+	for i := range k.steps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("emulator: eval %d: %w", k.evals, err)
+		}
+		s := &k.steps[i]
+		if s.run != nil {
+			if err := s.run(); err != nil {
+				return fmt.Errorf("emulator: eval %d: %w", k.evals, opErr(s.op, "%v", err))
+			}
+		}
+		if k.fp16 {
+			for _, r := range s.round {
+				parallel(r.n, roundGrain, r.fn)
+			}
+		}
+		if k.check {
+			if err := k.checkStep(s); err != nil {
+				return err
+			}
+		}
+	}
+	for i, s := range k.outs {
+		if err := s.WriteChannels(0, s.Channels(), k.outT[i].data); err != nil {
+			return fmt.Errorf("emulator: eval %d: %w", k.evals, err)
+		}
+	}
+	return nil
+}
+
+// checkStep reports the first result of s that holds inf or NaN.
+func (k *Kernel) checkStep(s *step) error {
+	for _, t := range s.outs {
+		for i, v := range t.data {
+			if f := float64(v); math.IsInf(f, 0) || math.IsNaN(f) {
+				return fmt.Errorf("emulator: eval %d: numerics check: MIL line %d: %s %q: result %q holds %v at element %d (shape %v), the first non-finite value of this eval",
+					k.evals, s.op.Pos.Line, s.op.Kind, s.result, t.name, v, i, t.shape)
+			}
+		}
+	}
+	return nil
+}
+
+// Close releases the kernel; later Evals fail with ane.ErrClosed. Closing twice is harmless.
+func (k *Kernel) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closed = true
+	k.steps = nil
+	return nil
+}

@@ -1,0 +1,294 @@
+package emulator
+
+import (
+	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/mil"
+)
+
+// The products run through cpu.Sgemm in float32. In FP16 mode every operand already holds fp16 values,
+// whose products are exact in float32; the sums accumulate in float32 and the step rounds the result to
+// fp16 once, which is the ANE's arithmetic.
+
+// matmulOp builds matmul with numpy batch broadcasting: one sgemm per batch.
+func matmulOp(c *compiler, op *mil.Op) (step, error) {
+	x, err := c.tensorArg(op, "x")
+	if err != nil {
+		return step{}, err
+	}
+	y, err := c.tensorArg(op, "y")
+	if err != nil {
+		return step{}, err
+	}
+	tx, err := c.boolArg(op, "transpose_x", false)
+	if err != nil {
+		return step{}, err
+	}
+	ty, err := c.boolArg(op, "transpose_y", false)
+	if err != nil {
+		return step{}, err
+	}
+	out, err := c.result(op, 0)
+	if err != nil {
+		return step{}, err
+	}
+	want, err := mil.MatmulShape(x.shape, y.shape, tx, ty)
+	if err != nil {
+		return step{}, opErr(op, "%v", err)
+	}
+	if err := checkShape(op, "result", out.shape, want); err != nil {
+		return step{}, err
+	}
+	// Read rank-1 operands as matrices; a vector is never transposed.
+	xs, ys := x.shape, y.shape
+	if len(xs) == 1 {
+		xs, tx = []int{1, xs[0]}, false
+	}
+	if len(ys) == 1 {
+		ys, ty = []int{ys[0], 1}, false
+	}
+	xr, xc := xs[len(xs)-2], xs[len(xs)-1] // stored rows, columns
+	yr, yc := ys[len(ys)-2], ys[len(ys)-1]
+	m, k := xr, xc
+	if tx {
+		m, k = xc, xr
+	}
+	n := yc
+	if ty {
+		n = yr
+	}
+	batch, err := mil.BroadcastShapes(xs[:len(xs)-2], ys[:len(ys)-2])
+	if err != nil {
+		return step{}, opErr(op, "%v", err)
+	}
+	nb := numel(batch)
+	xoff, err := batchOffsets(op, batch, xs[:len(xs)-2], xr*xc)
+	if err != nil {
+		return step{}, err
+	}
+	yoff, err := batchOffsets(op, batch, ys[:len(ys)-2], yr*yc)
+	if err != nil {
+		return step{}, err
+	}
+	xd, yd, od := x.data, y.data, out.data
+	return step{outs: []*tensor{out}, flops: 2 * float64(nb*m*n*k), run: func() error {
+		for b := 0; b < nb; b++ {
+			if err := cpu.Sgemm(tx, ty, m, n, k, 1, xd[xoff[b]:], xc, yd[yoff[b]:], yc, 0, od[b*m*n:], n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}, nil
+}
+
+// batchOffsets returns, for each index of the broadcast batch shape, the element offset of the matching
+// matrix of an operand with batch dims dims and matrices of size mat.
+func batchOffsets(op *mil.Op, batch, dims []int, mat int) ([]int, error) {
+	p, err := planBroadcast(op, batch, dims)
+	if err != nil {
+		return nil, err
+	}
+	offs := make([]int, 0, numel(batch))
+	for r := 0; r < p.rows; r++ {
+		for j := 0; j < p.inner; j++ {
+			offs = append(offs, (p.off[0][r]+j*p.inc[0])*mat)
+		}
+	}
+	if len(batch) == 0 || numel(batch) == 1 {
+		offs = []int{0}
+	}
+	return offs, nil
+}
+
+// linearOp builds linear: x @ weight^T + bias over x's last dim, one sgemm.
+func linearOp(c *compiler, op *mil.Op) (step, error) {
+	x, err := c.tensorArg(op, "x")
+	if err != nil {
+		return step{}, err
+	}
+	w, err := c.tensorArg(op, "weight")
+	if err != nil {
+		return step{}, err
+	}
+	bias, err := c.optTensorArg(op, "bias")
+	if err != nil {
+		return step{}, err
+	}
+	out, err := c.result(op, 0)
+	if err != nil {
+		return step{}, err
+	}
+	if len(x.shape) < 1 || len(w.shape) != 2 || w.shape[1] != x.shape[len(x.shape)-1] {
+		return step{}, opErr(op, "x %v and weight %v do not fit ([..., Din] and [Dout, Din])", x.shape, w.shape)
+	}
+	dout, din := w.shape[0], w.shape[1]
+	m := len(x.data) / max(din, 1)
+	if din == 0 {
+		m = numel(x.shape[:len(x.shape)-1])
+	}
+	if len(out.data) != m*dout {
+		return step{}, opErr(op, "result has shape %v, want %d rows of %d", out.shape, m, dout)
+	}
+	if bias != nil && len(bias.data) != dout {
+		return step{}, opErr(op, "bias has %d elements, weight has %d outputs", len(bias.data), dout)
+	}
+	xd, wd, od := x.data, w.data, out.data
+	return step{outs: []*tensor{out}, flops: 2 * float64(m*dout*din), run: func() error {
+		beta := float32(0)
+		if bias != nil {
+			for r := 0; r < m; r++ {
+				copy(od[r*dout:(r+1)*dout], bias.data)
+			}
+			beta = 1
+		}
+		return cpu.Sgemm(false, true, m, dout, din, 1, xd, max(din, 1), wd, max(din, 1), beta, od, max(dout, 1))
+	}}, nil
+}
+
+// convOp builds conv over 1 to 3 spatial dims: a 1x1 conv with unit strides and no padding is one sgemm
+// per batch; anything else gathers patches (im2col) and does one sgemm per batch and group.
+func convOp(c *compiler, op *mil.Op) (step, error) {
+	x, err := c.tensorArg(op, "x")
+	if err != nil {
+		return step{}, err
+	}
+	w, err := c.tensorArg(op, "weight")
+	if err != nil {
+		return step{}, err
+	}
+	bias, err := c.optTensorArg(op, "bias")
+	if err != nil {
+		return step{}, err
+	}
+	out, err := c.result(op, 0)
+	if err != nil {
+		return step{}, err
+	}
+	if len(x.shape) < 3 || len(w.shape) != len(x.shape) {
+		return step{}, opErr(op, "x %v and weight %v: want [N, Cin, *spatial] and [Cout, Cin/groups, *kernel]", x.shape, w.shape)
+	}
+	p, err := mil.ConvParamsOf(c.fn, op, x.shape, w.shape)
+	if err != nil {
+		return step{}, opErr(op, "%v", err)
+	}
+	nsp := len(x.shape) - 2
+	batch, cin, cout, g := x.shape[0], x.shape[1], w.shape[0], p.Groups
+	if g < 1 || cin%g != 0 || cout%g != 0 || w.shape[1]*g != cin {
+		return step{}, opErr(op, "weight %v does not fit x %v in %d groups", w.shape, x.shape, g)
+	}
+	want := []int{batch, cout}
+	for s := 0; s < nsp; s++ {
+		in := x.shape[s+2] + p.PadBegin[s] + p.PadEnd[s]
+		span := p.Dilations[s]*(w.shape[s+2]-1) + 1
+		if in < span {
+			return step{}, opErr(op, "spatial dim %d: padded size %d is smaller than the dilated kernel %d", s, in, span)
+		}
+		want = append(want, (in-span)/p.Strides[s]+1)
+	}
+	if err := checkShape(op, "result", out.shape, want); err != nil {
+		return step{}, err
+	}
+	if bias != nil && len(bias.data) != cout {
+		return step{}, opErr(op, "bias has %d elements, weight has %d output channels", len(bias.data), cout)
+	}
+	inSp, outSp := numel(x.shape[2:]), numel(out.shape[2:])
+	ksz := numel(w.shape[2:])
+	cig, cog := cin/g, cout/g
+	kdim := cig * ksz // rows of the patch matrix per group
+	flops := 2 * float64(batch*cout*outSp*kdim)
+	xd, wd, od := x.data, w.data, out.data
+	addBias := func() {
+		if bias == nil {
+			return
+		}
+		for b := 0; b < batch; b++ {
+			for co := 0; co < cout; co++ {
+				row := od[(b*cout+co)*outSp : (b*cout+co+1)*outSp]
+				v := bias.data[co]
+				for i := range row {
+					row[i] += v
+				}
+			}
+		}
+	}
+	pointwise := ksz == 1 && g == 1
+	for s := 0; s < nsp; s++ {
+		pointwise = pointwise && p.Strides[s] == 1 && p.PadBegin[s] == 0 && p.PadEnd[s] == 0
+	}
+	if pointwise {
+		return step{outs: []*tensor{out}, flops: flops, run: func() error {
+			for b := 0; b < batch; b++ {
+				if err := cpu.Sgemm(false, false, cout, outSp, cin, 1, wd, max(cin, 1), xd[b*cin*inSp:], max(inSp, 1), 0, od[b*cout*outSp:], max(outSp, 1)); err != nil {
+					return err
+				}
+			}
+			addBias()
+			return nil
+		}}, nil
+	}
+	// im2col: col[(ci*ksz + kk)*outSp + o] = x[ci at the input position of output o and kernel tap kk],
+	// with an index table built once (-1 for padding).
+	idx := convIndex(x.shape[2:], w.shape[2:], out.shape[2:], p)
+	col := make([]float32, kdim*outSp)
+	return step{outs: []*tensor{out}, flops: flops, run: func() error {
+		for b := 0; b < batch; b++ {
+			for gi := 0; gi < g; gi++ {
+				xg := xd[(b*cin+gi*cig)*inSp:]
+				for ci := 0; ci < cig; ci++ {
+					src := xg[ci*inSp : (ci+1)*inSp]
+					dst := col[ci*ksz*outSp : (ci+1)*ksz*outSp]
+					for i, j := range idx {
+						if j < 0 {
+							dst[i] = 0
+						} else {
+							dst[i] = src[j]
+						}
+					}
+				}
+				if err := cpu.Sgemm(false, false, cog, outSp, kdim, 1, wd[gi*cog*kdim:], max(kdim, 1), col, max(outSp, 1), 0, od[(b*cout+gi*cog)*outSp:], max(outSp, 1)); err != nil {
+					return err
+				}
+			}
+		}
+		addBias()
+		return nil
+	}}, nil
+}
+
+// convIndex returns, for each kernel tap kk and output position o, the input position (row-major over the
+// spatial dims) that tap reads, or -1 where it falls in the padding: entry kk*outSp + o.
+func convIndex(in, kern, out []int, p *mil.ConvParams) []int32 {
+	nsp := len(in)
+	ksz, outSp := numel(kern), numel(out)
+	idx := make([]int32, ksz*outSp)
+	kpos := make([]int, nsp)
+	opos := make([]int, nsp)
+	for kk := 0; kk < ksz; kk++ {
+		unravel(kk, kern, kpos)
+		for o := 0; o < outSp; o++ {
+			unravel(o, out, opos)
+			lin, ok := 0, true
+			for s := 0; s < nsp; s++ {
+				ip := opos[s]*p.Strides[s] - p.PadBegin[s] + kpos[s]*p.Dilations[s]
+				if ip < 0 || ip >= in[s] {
+					ok = false
+					break
+				}
+				lin = lin*in[s] + ip
+			}
+			if ok {
+				idx[kk*outSp+o] = int32(lin)
+			} else {
+				idx[kk*outSp+o] = -1
+			}
+		}
+	}
+	return idx
+}
+
+// unravel writes the row-major multi-index of i over dims into pos.
+func unravel(i int, dims, pos []int) {
+	for k := len(dims) - 1; k >= 0; k-- {
+		pos[k] = i % dims[k]
+		i /= dims[k]
+	}
+}

@@ -1,0 +1,325 @@
+package emulator
+
+import (
+	"math"
+	"slices"
+
+	"github.com/anestar/anestar/mil"
+)
+
+// normAxes normalises possibly negative axes against rank, rejecting duplicates and out-of-range values.
+func normAxes(op *mil.Op, arg string, axes []int, rank int) ([]int, error) {
+	out := make([]int, len(axes))
+	seen := make([]bool, rank)
+	for i, a := range axes {
+		if a < 0 {
+			a += rank
+		}
+		if a < 0 || a >= rank {
+			return nil, opErr(op, "argument %s: axis %d out of range for rank %d", arg, axes[i], rank)
+		}
+		if seen[a] {
+			return nil, opErr(op, "argument %s: axis %d repeated", arg, axes[i])
+		}
+		seen[a] = true
+		out[i] = a
+	}
+	return out, nil
+}
+
+// axisSplit returns the sizes before, inside and after the dims [a, b] of shape.
+func axisSplit(shape []int, a, b int) (outer, n, inner int) {
+	return numel(shape[:a]), numel(shape[a : b+1]), numel(shape[b+1:])
+}
+
+// consecutive reports whether sorted axes form one block.
+func consecutive(axes []int) bool {
+	for i := 1; i < len(axes); i++ {
+		if axes[i] != axes[i-1]+1 {
+			return false
+		}
+	}
+	return len(axes) > 0
+}
+
+// blockWidth is the width of the column blocks that strided reductions walk at once.
+const blockWidth = 256
+
+// reduceOp builds reduce_sum, reduce_mean and reduce_max.
+func reduceOp(c *compiler, op *mil.Op) (step, error) {
+	x, err := c.tensorArg(op, "x")
+	if err != nil {
+		return step{}, err
+	}
+	out, err := c.result(op, 0)
+	if err != nil {
+		return step{}, err
+	}
+	axes, ok, err := c.intsArg(op, "axes")
+	if err != nil {
+		return step{}, err
+	}
+	if !ok {
+		axes = make([]int, len(x.shape))
+		for i := range axes {
+			axes[i] = i
+		}
+	}
+	if axes, err = normAxes(op, "axes", axes, len(x.shape)); err != nil {
+		return step{}, err
+	}
+	slices.Sort(axes)
+	src := x.data
+	var pre func() // a transposition that moves the reduced axes last, when they are not one block
+	var outer, n, inner int
+	switch {
+	case len(axes) == 0:
+		outer, n, inner = numel(x.shape), 1, 1
+	case consecutive(axes):
+		outer, n, inner = axisSplit(x.shape, axes[0], axes[len(axes)-1])
+	default:
+		var perm []int
+		for i := range x.shape {
+			if !slices.Contains(axes, i) {
+				perm = append(perm, i)
+			}
+		}
+		perm = append(perm, axes...)
+		tmp := make([]float32, len(x.data))
+		pre = newPermute(x.shape, perm, tmp, x.data).run
+		src = tmp
+		n = numel(x.shape) / max(1, numel(out.shape))
+		outer, inner = numel(out.shape), 1
+		if numel(x.shape) == 0 {
+			outer, n = 0, 0
+		}
+	}
+	if outer*inner != len(out.data) {
+		return step{}, opErr(op, "result has shape %v, reducing %v over %v gives %d elements", out.shape, x.shape, axes, outer*inner)
+	}
+	kind := op.Kind
+	od := out.data
+	nb := (inner + blockWidth - 1) / blockWidth
+	body := func(lo, hi int) {
+		for blk := lo; blk < hi; blk++ {
+			o, i0 := blk/nb, (blk%nb)*blockWidth
+			i1 := min(i0+blockWidth, inner)
+			acc := od[o*inner+i0 : o*inner+i1]
+			base := o * n * inner
+			if kind == "reduce_max" {
+				for i := range acc {
+					acc[i] = float32(math.Inf(-1))
+				}
+			} else {
+				clear(acc)
+			}
+			for j := 0; j < n; j++ {
+				row := src[base+j*inner+i0 : base+j*inner+i1]
+				if kind == "reduce_max" {
+					for i, v := range row {
+						if v > acc[i] || v != v {
+							acc[i] = v
+						}
+					}
+				} else {
+					for i, v := range row {
+						acc[i] += v
+					}
+				}
+			}
+			if kind == "reduce_mean" {
+				inv := 1 / float32(n)
+				for i := range acc {
+					acc[i] *= inv
+				}
+			}
+		}
+	}
+	blocks := outer * nb
+	return step{outs: []*tensor{out}, flops: float64(len(x.data)), run: func() error {
+		if pre != nil {
+			pre()
+		}
+		parallel(blocks, max(1, 1<<14/max(1, n*min(inner, blockWidth))), body)
+		return nil
+	}}, nil
+}
+
+// softmaxOp builds softmax along one axis: exp(x - max) / sum.
+func softmaxOp(c *compiler, op *mil.Op) (step, error) {
+	x, err := c.tensorArg(op, "x")
+	if err != nil {
+		return step{}, err
+	}
+	out, err := c.result(op, 0)
+	if err != nil {
+		return step{}, err
+	}
+	if err := checkShape(op, "result", out.shape, x.shape); err != nil {
+		return step{}, err
+	}
+	ax, err := c.intArg(op, "axis", -1)
+	if err != nil {
+		return step{}, err
+	}
+	if len(x.shape) == 0 {
+		return step{}, opErr(op, "x is a scalar")
+	}
+	axes, err := normAxes(op, "axis", []int{ax}, len(x.shape))
+	if err != nil {
+		return step{}, err
+	}
+	outer, n, inner := axisSplit(x.shape, axes[0], axes[0])
+	xd, od := x.data, out.data
+	nb := (inner + blockWidth - 1) / blockWidth
+	body := func(lo, hi int) {
+		var mx, sum [blockWidth]float32
+		for blk := lo; blk < hi; blk++ {
+			o, i0 := blk/nb, (blk%nb)*blockWidth
+			i1 := min(i0+blockWidth, inner)
+			w := i1 - i0
+			base := o * n * inner
+			if inner == 1 {
+				row, dst := xd[base:base+n], od[base:base+n]
+				softmaxRow(dst, row)
+				continue
+			}
+			for i := 0; i < w; i++ {
+				mx[i], sum[i] = float32(math.Inf(-1)), 0
+			}
+			for j := 0; j < n; j++ {
+				for i, v := range xd[base+j*inner+i0 : base+j*inner+i1] {
+					if v > mx[i] {
+						mx[i] = v
+					}
+				}
+			}
+			for j := 0; j < n; j++ {
+				dst := od[base+j*inner+i0 : base+j*inner+i1]
+				for i, v := range xd[base+j*inner+i0 : base+j*inner+i1] {
+					e := exp32(v - mx[i])
+					dst[i] = e
+					sum[i] += e
+				}
+			}
+			for j := 0; j < n; j++ {
+				dst := od[base+j*inner+i0 : base+j*inner+i1]
+				for i := range dst {
+					dst[i] /= sum[i]
+				}
+			}
+		}
+	}
+	blocks := outer * nb
+	return step{outs: []*tensor{out}, flops: 5 * float64(len(xd)), run: func() error {
+		parallel(blocks, max(1, 1<<13/max(1, n*min(inner, blockWidth))), body)
+		return nil
+	}}, nil
+}
+
+// softmaxRow is the softmax of one contiguous row.
+func softmaxRow(dst, row []float32) {
+	m := float32(math.Inf(-1))
+	for _, v := range row {
+		if v > m {
+			m = v
+		}
+	}
+	var s float32
+	for i, v := range row {
+		e := exp32(v - m)
+		dst[i] = e
+		s += e
+	}
+	inv := 1 / s
+	for i := range dst {
+		dst[i] *= inv
+	}
+}
+
+// layerNormOp builds layer_norm over a block of consecutive axes.
+func layerNormOp(c *compiler, op *mil.Op) (step, error) {
+	x, err := c.tensorArg(op, "x")
+	if err != nil {
+		return step{}, err
+	}
+	out, err := c.result(op, 0)
+	if err != nil {
+		return step{}, err
+	}
+	if err := checkShape(op, "result", out.shape, x.shape); err != nil {
+		return step{}, err
+	}
+	axes, ok, err := c.intsArg(op, "axes")
+	if err != nil {
+		return step{}, err
+	}
+	if !ok {
+		axes = make([]int, len(x.shape))
+		for i := range axes {
+			axes[i] = i
+		}
+	}
+	if axes, err = normAxes(op, "axes", axes, len(x.shape)); err != nil {
+		return step{}, err
+	}
+	if !consecutive(axes) || !slices.IsSorted(axes) {
+		return step{}, opErr(op, "argument axes: %v: the emulator normalises over consecutive increasing axes only", axes)
+	}
+	outer, n, inner := axisSplit(x.shape, axes[0], axes[len(axes)-1])
+	gamma, err := c.optTensorArg(op, "gamma")
+	if err != nil {
+		return step{}, err
+	}
+	beta, err := c.optTensorArg(op, "beta")
+	if err != nil {
+		return step{}, err
+	}
+	for _, t := range []*tensor{gamma, beta} {
+		if t != nil && len(t.data) != n {
+			return step{}, opErr(op, "%s has %d elements, the normalised axes hold %d", t.name, len(t.data), n)
+		}
+	}
+	epsV, err := c.floatArg(op, "epsilon", 1e-5)
+	if err != nil {
+		return step{}, err
+	}
+	eps := float64(float32(epsV))
+	if isFloat16(x.dtype) {
+		eps = float64(round16(float32(epsV)))
+	}
+	xd, od := x.data, out.data
+	// Statistics in float64 per (outer, inner) column; the result is rounded once.
+	body := func(lo, hi int) {
+		for col := lo; col < hi; col++ {
+			o, i := col/inner, col%inner
+			base := o*n*inner + i
+			var s float64
+			for j := 0; j < n; j++ {
+				s += float64(xd[base+j*inner])
+			}
+			mean := s / float64(n)
+			var v float64
+			for j := 0; j < n; j++ {
+				d := float64(xd[base+j*inner]) - mean
+				v += d * d
+			}
+			rstd := 1 / math.Sqrt(v/float64(n)+eps)
+			for j := 0; j < n; j++ {
+				y := (float64(xd[base+j*inner]) - mean) * rstd
+				if gamma != nil {
+					y *= float64(gamma.data[j])
+				}
+				if beta != nil {
+					y += float64(beta.data[j])
+				}
+				od[base+j*inner] = float32(y)
+			}
+		}
+	}
+	cols := outer * inner
+	return step{outs: []*tensor{out}, flops: 8 * float64(len(xd)), run: func() error {
+		parallel(cols, max(1, 1<<13/max(1, n)), body)
+		return nil
+	}}, nil
+}

@@ -1,0 +1,80 @@
+package emulator
+
+import (
+	"math"
+
+	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/mil"
+)
+
+// tensor is one value of a compiled program: a function input, a constant or an op result. Its buffer is
+// allocated at compile time (or aliases another tensor's) and is reused by every Eval.
+type tensor struct {
+	name  string    // MIL name
+	shape []int     // static shape
+	dtype mil.DType // declared element type; decides fp16 rounding
+	data  []float32 // the values in row-major order; numbers of every dtype are held as float32
+	konst bool      // a compile-time constant
+}
+
+// numel is the element count of a shape.
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// stridesOf returns the row-major strides of shape.
+func stridesOf(shape []int) []int {
+	s := make([]int, len(shape))
+	n := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		s[i] = n
+		n *= shape[i]
+	}
+	return s
+}
+
+// sameShape reports whether a and b are the same dims.
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// roundGrain is the piece size for parallel fp16 rounding.
+const roundGrain = 1 << 14
+
+// round16 is x rounded to the nearest fp16 value, ties to even, as a float32: the value an fp16 tensor
+// stores. Magnitudes from 65520 up become ±inf (the ANE does not saturate). The common normal range is
+// done inline on the float32 bits; subnormals, overflow, inf and NaN go through cpu.RoundF16.
+func round16(x float32) float32 {
+	b := math.Float32bits(x)
+	if (b&^0x80000000)-0x38800000 < 0x477ff000-0x38800000 { // 2^-14 <= |x| < 65520
+		return math.Float32frombits((b + 0xfff + (b>>13)&1) &^ 0x1fff)
+	}
+	return round16Slow(x)
+}
+
+// round16Slow is round16 outside the normal range; kept out of line so that round16 inlines.
+//
+//go:noinline
+func round16Slow(x float32) float32 { return cpu.RoundF16(x) }
+
+// roundSlice rounds every element of x to fp16.
+func roundSlice(x []float32) {
+	for i, v := range x {
+		x[i] = round16(v)
+	}
+}
+
+// isFloat16 reports whether values of dtype d are stored in half precision.
+func isFloat16(d mil.DType) bool { return d == mil.FP16 }

@@ -1,0 +1,174 @@
+package private
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/ane/emulator"
+	"github.com/anestar/anestar/mil"
+)
+
+func TestSmokeOnEmulator(t *testing.T) {
+	runSmoke(t, emulator.New(ane.Options{}))
+}
+
+// smokeShape is the tensor type of the smoke programs: 16 channels of 32 fp16 values, 64-byte rows.
+var smokeShape = mil.Tensor(mil.FP16, 1, 16, 1, 32)
+
+// doubleProgram is main(x) -> y = x * 2, with the 2 a scalar const.
+func doubleProgram() *mil.Program {
+	two := &mil.Op{
+		Kind:    "const",
+		Attrs:   []*mil.Attr{nameAttr("two"), {Name: "val", Value: &mil.Value{Type: mil.Scalar(mil.FP16), Nums: []float64{2}}}},
+		Results: []*mil.Var{{Name: "two", Type: mil.Scalar(mil.FP16)}},
+	}
+	mul := &mil.Op{
+		Kind:    "mul",
+		Args:    []*mil.Arg{{Name: "x", Operands: []mil.Operand{ref("x")}}, {Name: "y", Operands: []mil.Operand{ref("two")}}},
+		Attrs:   []*mil.Attr{nameAttr("y")},
+		Results: []*mil.Var{{Name: "y", Type: smokeShape}},
+	}
+	return &mil.Program{Version: "1.3", Funcs: []*mil.Func{{
+		Name: "main", Opset: "ios18",
+		Inputs:  []*mil.Var{{Name: "x", Type: smokeShape}},
+		Ops:     []*mil.Op{two, mul},
+		Outputs: []mil.Ref{{Name: "y"}},
+	}}}
+}
+
+// addWeightsProgram is main(x) -> y = x + w, with w read from the weight file w.bin.
+func addWeightsProgram() (*mil.Program, mil.Weights, []int) {
+	w := make([]int, smokeShape.NumElements())
+	bits := make([]uint16, len(w))
+	for i := range w {
+		w[i] = (7 * i) % 500
+		bits[i] = fp16Int(w[i])
+	}
+	wc := &mil.Op{
+		Kind: "const",
+		Attrs: []*mil.Attr{nameAttr("w"), {Name: "val", Value: &mil.Value{
+			Type: smokeShape, Blob: &mil.BlobRef{Path: "@model_path/weights/w.bin", Offset: 64}}}},
+		Results: []*mil.Var{{Name: "w", Type: smokeShape}},
+	}
+	add := &mil.Op{
+		Kind:    "add",
+		Args:    []*mil.Arg{{Name: "x", Operands: []mil.Operand{ref("x")}}, {Name: "y", Operands: []mil.Operand{ref("w")}}},
+		Attrs:   []*mil.Attr{nameAttr("y")},
+		Results: []*mil.Var{{Name: "y", Type: smokeShape}},
+	}
+	p := &mil.Program{Version: "1.3", Funcs: []*mil.Func{{
+		Name: "main", Opset: "ios18",
+		Inputs:  []*mil.Var{{Name: "x", Type: smokeShape}},
+		Ops:     []*mil.Op{wc, add},
+		Outputs: []mil.Ref{{Name: "y"}},
+	}}}
+	return p, mil.Weights{"@model_path/weights/w.bin": testBlob(bits)}, w
+}
+
+// writeInts stores small integers as fp16 in s.
+func writeInts(t *testing.T, s *ane.Surface, vals []int) {
+	t.Helper()
+	m := s.Memory()
+	if err := m.Lock(false); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vals {
+		binary.LittleEndian.PutUint16(m.Bytes()[2*i:], fp16Int(v))
+	}
+	if err := m.Unlock(false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkInts compares the fp16 values of s with small integers, exactly.
+func checkInts(t *testing.T, s *ane.Surface, want []int) {
+	t.Helper()
+	m := s.Memory()
+	if err := m.Lock(true); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unlock(true)
+	bad := 0
+	for i, v := range want {
+		if got := binary.LittleEndian.Uint16(m.Bytes()[2*i:]); got != fp16Int(v) {
+			if bad < 5 {
+				t.Errorf("element %d: fp16 bits %#04x, want %#04x (%d)", i, got, fp16Int(v), v)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d elements wrong", bad, len(want))
+	}
+}
+
+// runSmoke compiles and runs the two smoke programs on b and checks their results exactly. It runs on
+// the ANE in private_darwin_test.go and on the emulator everywhere, which checks the expectations.
+func runSmoke(t *testing.T, b ane.Backend) {
+	x := make([]int, smokeShape.NumElements())
+	for i := range x {
+		x[i] = i % 512
+	}
+
+	t.Run("double", func(t *testing.T) {
+		before := b.Compiles()
+		k, err := b.Compile(doubleProgram(), nil)
+		if err != nil {
+			t.Fatalf("compile: %v\nMIL:\n%s", err, mil.Print(doubleProgram()))
+		}
+		if got := b.Compiles() - before; got != 1 {
+			t.Errorf("Compiles rose by %d, want 1", got)
+		}
+		writeInts(t, k.Inputs()[0], x)
+		if err := k.Eval(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]int, len(x))
+		for i, v := range x {
+			want[i] = 2 * v
+		}
+		checkInts(t, k.Outputs()[0], want)
+		logEvalTime(t, k)
+		if err := k.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := k.Eval(context.Background()); !errors.Is(err, ane.ErrClosed) {
+			t.Errorf("Eval after Close: %v", err)
+		}
+	})
+
+	t.Run("weights", func(t *testing.T) {
+		p, w, wv := addWeightsProgram()
+		k, err := b.Compile(p, w)
+		if err != nil {
+			t.Fatalf("compile: %v\nMIL:\n%s", err, mil.Print(p))
+		}
+		defer k.Close()
+		writeInts(t, k.Inputs()[0], x)
+		if err := k.Eval(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]int, len(x))
+		for i := range x {
+			want[i] = x[i] + wv[i]
+		}
+		checkInts(t, k.Outputs()[0], want)
+	})
+	t.Logf("compiles in this process: %d", b.Compiles())
+}
+
+// logEvalTime reports the mean time of 100 evals; it is information for the report, never a check.
+func logEvalTime(t *testing.T, k ane.Kernel) {
+	const n = 100
+	start := time.Now()
+	for range n {
+		if err := k.Eval(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("mean Eval time over %d evals: %v", n, time.Since(start)/n)
+}

@@ -1,0 +1,277 @@
+package ane
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/mil"
+)
+
+// checkChannels reports an error unless [from, from+n) lies within the surface's channels.
+func (s *Surface) checkChannels(what string, from, n int) error {
+	if from < 0 || n < 0 || from+n > s.channels {
+		return fmt.Errorf("surface %q: %s channels [%d, %d) out of range [0, %d)", s.name, what, from, from+n, s.channels)
+	}
+	return nil
+}
+
+// checkRegion reports an error unless channels [ch, ch+nch) x columns [col, col+ncol) lie within the surface.
+func (s *Surface) checkRegion(what string, ch, nch, col, ncol int) error {
+	if err := s.checkChannels(what, ch, nch); err != nil {
+		return err
+	}
+	if col < 0 || ncol < 0 || col+ncol > s.spatial {
+		return fmt.Errorf("surface %q: %s columns [%d, %d) out of range [0, %d)", s.name, what, col, col+ncol, s.spatial)
+	}
+	return nil
+}
+
+// access runs f on the surface's bytes between Lock and Unlock of its memory.
+func (s *Surface) access(readOnly bool, f func(b []byte)) error {
+	if err := s.mem.Lock(readOnly); err != nil {
+		return fmt.Errorf("surface %q: lock: %v", s.name, err)
+	}
+	b := s.mem.Bytes()
+	if len(b) != s.Bytes() {
+		s.mem.Unlock(readOnly)
+		return fmt.Errorf("surface %q: memory holds %d bytes, want %d", s.name, len(b), s.Bytes())
+	}
+	f(b)
+	if err := s.mem.Unlock(readOnly); err != nil {
+		return fmt.Errorf("surface %q: unlock: %v", s.name, err)
+	}
+	return nil
+}
+
+// The conversions below run element by element on the calling goroutine: surface accesses happen inside
+// Eval, which must not allocate, and the bulk helpers of package cpu start goroutines.
+
+var (
+	f16Once  sync.Once
+	f16Table *[1 << 16]float32 // every fp16 bit pattern's value
+)
+
+func buildF16Table() {
+	t := new([1 << 16]float32)
+	for i := range t {
+		t[i] = cpu.F16ToF32(uint16(i))
+	}
+	f16Table = t
+}
+
+// encode stores src as consecutive elements of dtype d in dst.
+func encode(d mil.DType, dst []byte, src []float32) {
+	if d == mil.FP16 {
+		dst = dst[:2*len(src)]
+		for i, v := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], cpu.F32ToF16(v))
+		}
+		return
+	}
+	for i, v := range src {
+		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+	}
+}
+
+// decode loads consecutive elements of dtype d from src into dst.
+func decode(d mil.DType, dst []float32, src []byte) {
+	if d == mil.FP16 {
+		f16Once.Do(buildF16Table)
+		src = src[:2*len(dst)]
+		for i := range dst {
+			dst[i] = f16Table[binary.LittleEndian.Uint16(src[2*i:])]
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+	}
+}
+
+// WriteChannels stores src, converted to the surface's dtype (fp16 rounds half to even), in channels
+// [from, from+n). len(src) must be exactly n*Spatial().
+func (s *Surface) WriteChannels(from, n int, src []float32) error {
+	if err := s.checkChannels("write", from, n); err != nil {
+		return err
+	}
+	if len(src) != n*s.spatial {
+		return fmt.Errorf("surface %q: write of %d channels x %d needs %d values, got %d", s.name, n, s.spatial, n*s.spatial, len(src))
+	}
+	es := s.ElemSize()
+	return s.access(false, func(b []byte) {
+		encode(s.typ.DType, b[from*s.spatial*es:(from+n)*s.spatial*es], src)
+	})
+}
+
+// ReadChannels loads channels [from, from+n) into dst as float32. len(dst) must be exactly n*Spatial().
+func (s *Surface) ReadChannels(from, n int, dst []float32) error {
+	if err := s.checkChannels("read", from, n); err != nil {
+		return err
+	}
+	if len(dst) != n*s.spatial {
+		return fmt.Errorf("surface %q: read of %d channels x %d needs room for %d values, got %d", s.name, n, s.spatial, n*s.spatial, len(dst))
+	}
+	es := s.ElemSize()
+	return s.access(true, func(b []byte) {
+		decode(s.typ.DType, dst, b[from*s.spatial*es:(from+n)*s.spatial*es])
+	})
+}
+
+// WriteRegion stores src in channels [ch, ch+nch) x spatial columns [col, col+ncol). src holds nch rows of
+// ncol values (src[c*ncol+j] goes to channel ch+c, column col+j); when transposed, src holds ncol rows of
+// nch values instead (src[j*nch+c] goes to channel ch+c, column col+j). This is how weight matrices are
+// packed along the spatial axis next to the activations of a dynamic-weight kernel.
+func (s *Surface) WriteRegion(ch, nch, col, ncol int, src []float32, transposed bool) error {
+	if err := s.checkRegion("write", ch, nch, col, ncol); err != nil {
+		return err
+	}
+	if len(src) != nch*ncol {
+		return fmt.Errorf("surface %q: write of region %dx%d needs %d values, got %d", s.name, nch, ncol, nch*ncol, len(src))
+	}
+	es := s.ElemSize()
+	return s.access(false, func(b []byte) {
+		var row [256]float32 // gather buffer for transposed rows, in pieces
+		for c := 0; c < nch; c++ {
+			off := ((ch+c)*s.spatial + col) * es
+			if !transposed {
+				encode(s.typ.DType, b[off:off+ncol*es], src[c*ncol:(c+1)*ncol])
+				continue
+			}
+			for j0 := 0; j0 < ncol; j0 += len(row) {
+				m := min(len(row), ncol-j0)
+				for j := 0; j < m; j++ {
+					row[j] = src[(j0+j)*nch+c]
+				}
+				encode(s.typ.DType, b[off+j0*es:off+(j0+m)*es], row[:m])
+			}
+		}
+	})
+}
+
+// ReadRegion loads channels [ch, ch+nch) x spatial columns [col, col+ncol) into dst, nch rows of ncol values.
+func (s *Surface) ReadRegion(ch, nch, col, ncol int, dst []float32) error {
+	if err := s.checkRegion("read", ch, nch, col, ncol); err != nil {
+		return err
+	}
+	if len(dst) != nch*ncol {
+		return fmt.Errorf("surface %q: read of region %dx%d needs room for %d values, got %d", s.name, nch, ncol, nch*ncol, len(dst))
+	}
+	es := s.ElemSize()
+	return s.access(true, func(b []byte) {
+		for c := 0; c < nch; c++ {
+			off := ((ch+c)*s.spatial + col) * es
+			decode(s.typ.DType, dst[c*ncol:(c+1)*ncol], b[off:off+ncol*es])
+		}
+	})
+}
+
+// CopyChannels copies n channels of src starting at channel from into this surface starting at channel to.
+// Both surfaces must have the same Spatial(). Same dtype copies bytes; otherwise values are converted
+// (fp32 to fp16 rounds half to even). src may be s itself; overlapping ranges copy as if through a buffer.
+func (s *Surface) CopyChannels(to int, src *Surface, from, n int) error {
+	if src.spatial != s.spatial {
+		return fmt.Errorf("surface %q: copy from %q: %d values per channel, want %d", s.name, src.name, src.spatial, s.spatial)
+	}
+	return s.CopyRegion(to, 0, src, from, 0, n, s.spatial)
+}
+
+// CopyRegion copies the region channels [srcCh, srcCh+nch) x columns [srcCol, srcCol+ncol) of src into this
+// surface at channel dstCh, column dstCol. Same dtype copies bytes; otherwise values are converted.
+func (s *Surface) CopyRegion(dstCh, dstCol int, src *Surface, srcCh, srcCol, nch, ncol int) error {
+	if err := s.checkRegion("copy destination", dstCh, nch, dstCol, ncol); err != nil {
+		return err
+	}
+	if err := src.checkRegion("copy source", srcCh, nch, srcCol, ncol); err != nil {
+		return err
+	}
+	if src == s {
+		return s.access(false, func(b []byte) { copyRegion(s, b, dstCh, dstCol, s, b, srcCh, srcCol, nch, ncol) })
+	}
+	var inner error
+	err := src.access(true, func(sb []byte) {
+		inner = s.access(false, func(db []byte) { copyRegion(s, db, dstCh, dstCol, src, sb, srcCh, srcCol, nch, ncol) })
+	})
+	if inner != nil {
+		return inner
+	}
+	return err
+}
+
+// copyRegion does the work of CopyRegion on locked bytes.
+func copyRegion(d *Surface, db []byte, dstCh, dstCol int, s *Surface, sb []byte, srcCh, srcCol, nch, ncol int) {
+	if nch == 0 || ncol == 0 {
+		return
+	}
+	des, ses := d.ElemSize(), s.ElemSize()
+	rowOf := func(sf *Surface, es, ch, col int) int { return (ch*sf.spatial + col) * es }
+	if d.typ.DType == s.typ.DType {
+		if &db[0] == &sb[0] && dstCh > srcCh {
+			// Same buffer, destination after source: copy rows back to front.
+			for c := nch - 1; c >= 0; c-- {
+				do, so := rowOf(d, des, dstCh+c, dstCol), rowOf(s, ses, srcCh+c, srcCol)
+				copy(db[do:do+ncol*des], sb[so:so+ncol*ses])
+			}
+			return
+		}
+		for c := 0; c < nch; c++ {
+			do, so := rowOf(d, des, dstCh+c, dstCol), rowOf(s, ses, srcCh+c, srcCol)
+			copy(db[do:do+ncol*des], sb[so:so+ncol*ses])
+		}
+		return
+	}
+	// Different dtypes are different surfaces: convert through a small stack buffer.
+	var tmp [256]float32
+	for c := 0; c < nch; c++ {
+		do, so := rowOf(d, des, dstCh+c, dstCol), rowOf(s, ses, srcCh+c, srcCol)
+		for j0 := 0; j0 < ncol; j0 += len(tmp) {
+			m := min(len(tmp), ncol-j0)
+			decode(s.typ.DType, tmp[:m], sb[so+j0*ses:so+(j0+m)*ses])
+			encode(d.typ.DType, db[do+j0*des:do+(j0+m)*des], tmp[:m])
+		}
+	}
+}
+
+// WriteBytes copies src into the surface's bytes starting at byte offset off.
+func (s *Surface) WriteBytes(off int, src []byte) error {
+	if off < 0 || off+len(src) > s.Bytes() {
+		return fmt.Errorf("surface %q: write of bytes [%d, %d) out of range [0, %d)", s.name, off, off+len(src), s.Bytes())
+	}
+	return s.access(false, func(b []byte) { copy(b[off:], src) })
+}
+
+// ReadBytes copies the surface's bytes starting at byte offset off into dst.
+func (s *Surface) ReadBytes(off int, dst []byte) error {
+	if off < 0 || off+len(dst) > s.Bytes() {
+		return fmt.Errorf("surface %q: read of bytes [%d, %d) out of range [0, %d)", s.name, off, off+len(dst), s.Bytes())
+	}
+	return s.access(true, func(b []byte) { copy(dst, b[off:]) })
+}
+
+// Access calls f with the surface's whole byte buffer between Lock and Unlock of its memory. The slice is
+// valid only during f; with readOnly, f must not write to it. An error from f is returned as is.
+func (s *Surface) Access(readOnly bool, f func(b []byte) error) error {
+	var ferr error
+	if err := s.access(readOnly, func(b []byte) { ferr = f(b) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// Fill sets every element of the surface to v.
+func (s *Surface) Fill(v float32) error {
+	var tmp [256]float32
+	for i := range tmp {
+		tmp[i] = v
+	}
+	es := s.ElemSize()
+	n := s.channels * s.spatial
+	return s.access(false, func(b []byte) {
+		for i := 0; i < n; i += len(tmp) {
+			m := min(len(tmp), n-i)
+			encode(s.typ.DType, b[i*es:(i+m)*es], tmp[:m])
+		}
+	})
+}

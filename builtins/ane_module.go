@@ -1,0 +1,371 @@
+package builtins
+
+import (
+	"fmt"
+
+	"github.com/anestar/anestar/ane"
+	"go.starlark.net/starlark"
+)
+
+func (s *session) aneModule() *moduleDef {
+	return &moduleDef{
+		name: "ane",
+		doc: "Compiles programs into kernels and moves data through their surfaces. The backend is the real " +
+			"Neural Engine or the emulator (--backend); scripts see no difference but speed and ane.backend(). " +
+			"Surfaces hold fp16 or fp32 tensors packed channel-first; every read and write names a channel range " +
+			"(and for regions a column range along the spatial axis) and is bounds-checked.",
+		fns: []fnDef{
+			{sig: "compile(program)", doc: "Compiles a mil.program into a kernel. Each call counts against the " +
+				"process's compile budget (about 100 on the ANE); the program cannot change afterwards.", fn: s.aneCompile},
+			{sig: "backend()", doc: "The backend's name: \"ane\" or \"emulator\".", fn: s.aneBackend},
+			{sig: "compiles()", doc: "The number of compiles this process has done on the backend.", fn: s.aneCompiles},
+			{sig: "peak_flops()", doc: "The backend's nominal peak in FLOP/s, for utilisation figures.", fn: s.anePeak},
+		},
+	}
+}
+
+func (s *session) aneCompile(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var p *milProgram
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "program", &p); err != nil {
+		return nil, err
+	}
+	be, err := s.getBackend(b.Name())
+	if err != nil {
+		return nil, err
+	}
+	prog, w, err := p.build(b.Name())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.check(b.Name()); err != nil {
+		return nil, err
+	}
+	p.sealed = true
+	k, err := be.Compile(prog, w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	s.kernels = append(s.kernels, k)
+	kv := &kernel{s: s, k: k}
+	for _, in := range k.Inputs() {
+		kv.inputs = append(kv.inputs, &surface{s: in})
+	}
+	for _, out := range k.Outputs() {
+		kv.outputs = append(kv.outputs, &surface{s: out})
+	}
+	return kv, nil
+}
+
+func (s *session) aneBackend(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	be, err := s.getBackend(b.Name())
+	if err != nil {
+		return nil, err
+	}
+	return starlark.String(be.Name()), nil
+}
+
+func (s *session) aneCompiles(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	be, err := s.getBackend(b.Name())
+	if err != nil {
+		return nil, err
+	}
+	return starlark.MakeInt(be.Compiles()), nil
+}
+
+func (s *session) anePeak(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	be, err := s.getBackend(b.Name())
+	if err != nil {
+		return nil, err
+	}
+	return starlark.Float(be.PeakFLOPS()), nil
+}
+
+// kernel is a compiled program.
+type kernel struct {
+	s               *session
+	k               ane.Kernel
+	inputs, outputs []*surface
+	evals           int
+	closed          bool
+}
+
+// surface is one input or output buffer of a kernel.
+type surface struct{ s *ane.Surface }
+
+var (
+	_ starlark.HasAttrs = (*kernel)(nil)
+	_ starlark.HasAttrs = (*surface)(nil)
+)
+
+var kernelType = &typeDef{
+	name: "kernel",
+	doc:  "A compiled program (from ane.compile) with one surface per input and per output of main.",
+	members: []fnDef{
+		{sig: "inputs", doc: "The input surfaces, in declaration order, a list."},
+		{sig: "outputs", doc: "The output surfaces, in return order, a list."},
+		{sig: "evals", doc: "The number of evals so far."},
+		{sig: "eval()", doc: "Runs the program once: reads the input surfaces, writes the output surfaces. A cancelled run stops it.", fn: kernelEval},
+		{sig: "close()", doc: "Releases the kernel; later evals are errors. Kernels are closed when the run ends.", fn: kernelClose},
+	},
+}
+
+var surfaceType = &typeDef{
+	name: "surface",
+	doc: "The buffer of one kernel input or output, exactly the size of its tensor: C channels of S values " +
+		"(for a [1, C, 1, S] tensor), fp16 or fp32. Writes convert from float32 (fp16 rounds half to even).",
+	members: []fnDef{
+		{sig: "name", doc: "The MIL name of the input or output."},
+		{sig: "dtype", doc: "\"fp16\" or \"fp32\"."},
+		{sig: "shape", doc: "The tensor's dims, a tuple."},
+		{sig: "channels", doc: "C, the size of the channel axis."},
+		{sig: "spatial", doc: "S, the values per channel."},
+		{sig: "write(t, channel = 0)", doc: "Writes tensor t into channels [channel, channel + t.size / S): t holds whole channels, e.g. a [C', S] tensor.", fn: surfWrite},
+		{sig: "read(channel = 0, count = None)", doc: "A new [count, S] tensor of channels [channel, channel + count); count defaults to the rest.", fn: surfRead},
+		{sig: "read_into(t, channel = 0)", doc: "Reads channels [channel, channel + t.size / S) into t, allocating nothing.", fn: surfReadInto},
+		{sig: "copy_from(src, src_channel = 0, channel = 0, count = None)", doc: "Copies count channels of surface src (same S) from src_channel into this surface at channel, converting dtypes if they differ.", fn: surfCopyFrom},
+		{sig: "write_region(t, channel, column, transposed = False)", doc: "Writes 2-D t [C', W] into channels [channel, channel + C') x columns [column, column + W) — packing a weight matrix along the spatial axis. With transposed, t is [W, C'].", fn: surfWriteRegion},
+		{sig: "read_region(channel, column, channels, columns)", doc: "A new [channels, columns] tensor of that region.", fn: surfReadRegion},
+		{sig: "fill(value)", doc: "Sets every element to value.", fn: surfFill},
+	},
+}
+
+var (
+	kernelMethods  = newMethodSet(kernelType)
+	surfaceMethods = newMethodSet(surfaceType)
+)
+
+func (k *kernel) String() string {
+	return fmt.Sprintf("kernel(%d inputs, %d outputs)", len(k.inputs), len(k.outputs))
+}
+func (k *kernel) Type() string          { return "kernel" }
+func (k *kernel) Freeze()               {}
+func (k *kernel) Truth() starlark.Bool  { return true }
+func (k *kernel) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: kernel") }
+func (k *kernel) AttrNames() []string   { return kernelMethods.names }
+func (k *kernel) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "inputs":
+		return surfList(k.inputs), nil
+	case "outputs":
+		return surfList(k.outputs), nil
+	case "evals":
+		return starlark.MakeInt(k.evals), nil
+	}
+	return kernelMethods.bind(k, name), nil
+}
+
+func surfList(ss []*surface) *starlark.List {
+	l := make([]starlark.Value, len(ss))
+	for i, s := range ss {
+		l[i] = s
+	}
+	return starlark.NewList(l)
+}
+
+func kernelEval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	k := b.Receiver().(*kernel)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	if k.closed {
+		return nil, fmt.Errorf("%s: the kernel is closed", b.Name())
+	}
+	if err := k.k.Eval(k.s.ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	k.evals++
+	return starlark.None, nil
+}
+
+func kernelClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	k := b.Receiver().(*kernel)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	if !k.closed {
+		k.closed = true
+		if err := k.k.Close(); err != nil {
+			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		}
+	}
+	return starlark.None, nil
+}
+
+func (s *surface) String() string {
+	return fmt.Sprintf("surface(%s %s)", s.s.Name(), s.s.Type())
+}
+func (s *surface) Type() string          { return "surface" }
+func (s *surface) Freeze()               {}
+func (s *surface) Truth() starlark.Bool  { return true }
+func (s *surface) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: surface") }
+func (s *surface) AttrNames() []string   { return surfaceMethods.names }
+func (s *surface) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "name":
+		return starlark.String(s.s.Name()), nil
+	case "dtype":
+		return starlark.String(s.s.Type().DType.String()), nil
+	case "shape":
+		sh := s.s.Type().Shape
+		t := make(starlark.Tuple, len(sh))
+		for i, d := range sh {
+			t[i] = starlark.MakeInt(d)
+		}
+		return t, nil
+	case "channels":
+		return starlark.MakeInt(s.s.Channels()), nil
+	case "spatial":
+		return starlark.MakeInt(s.s.Spatial()), nil
+	}
+	return surfaceMethods.bind(s, name), nil
+}
+
+func recvSurface(b *starlark.Builtin) *ane.Surface { return b.Receiver().(*surface).s }
+
+// wholeChannels returns how many channels t's elements fill.
+func wholeChannels(fn string, s *ane.Surface, t *Tensor) (int, error) {
+	if t.Size()%s.Spatial() != 0 {
+		return 0, fmt.Errorf("%s: %s has %d elements, not a whole number of channels of %d", fn, t, t.Size(), s.Spatial())
+	}
+	return t.Size() / s.Spatial(), nil
+}
+
+func surfWrite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	s := recvSurface(b)
+	var t *Tensor
+	ch := 0
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "t", &t, "channel?", &ch); err != nil {
+		return nil, err
+	}
+	n, err := wholeChannels(b.Name(), s, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.readable(b.Name()); err != nil {
+		return nil, err
+	}
+	if err := s.WriteChannels(ch, n, t.data); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.None, nil
+}
+
+func surfRead(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	s := recvSurface(b)
+	ch := 0
+	count := -1
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "channel?", &ch, "count??", &count); err != nil {
+		return nil, err
+	}
+	if count < 0 {
+		count = s.Channels() - ch
+	}
+	if count <= 0 || ch < 0 {
+		return nil, fmt.Errorf("%s: channels [%d, %d) are not a non-empty range of %s's %d", b.Name(), ch, ch+count, s.Name(), s.Channels())
+	}
+	t, err := NewTensor(count, s.Spatial())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	if err := s.ReadChannels(ch, count, t.data); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return t, nil
+}
+
+func surfReadInto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	s := recvSurface(b)
+	var t *Tensor
+	ch := 0
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "t", &t, "channel?", &ch); err != nil {
+		return nil, err
+	}
+	n, err := wholeChannels(b.Name(), s, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.writable(b.Name()); err != nil {
+		return nil, err
+	}
+	if err := s.ReadChannels(ch, n, t.data); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return t, nil
+}
+
+func surfCopyFrom(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	s := recvSurface(b)
+	var src *surface
+	from, to, count := 0, 0, -1
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "src", &src, "src_channel?", &from, "channel?", &to, "count??", &count); err != nil {
+		return nil, err
+	}
+	if count < 0 {
+		count = src.s.Channels() - from
+	}
+	if err := s.CopyChannels(to, src.s, from, count); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.None, nil
+}
+
+func surfWriteRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	s := recvSurface(b)
+	var t *Tensor
+	var ch, col int
+	transposed := false
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "t", &t, "channel", &ch, "column", &col, "transposed?", &transposed); err != nil {
+		return nil, err
+	}
+	if len(t.shape) != 2 {
+		return nil, fmt.Errorf("%s: %s is not 2-D", b.Name(), t)
+	}
+	nch, ncol := t.shape[0], t.shape[1]
+	if transposed {
+		nch, ncol = ncol, nch
+	}
+	if err := t.readable(b.Name()); err != nil {
+		return nil, err
+	}
+	if err := s.WriteRegion(ch, nch, col, ncol, t.data, transposed); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.None, nil
+}
+
+func surfReadRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	s := recvSurface(b)
+	var ch, col, nch, ncol int
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "channel", &ch, "column", &col, "channels", &nch, "columns", &ncol); err != nil {
+		return nil, err
+	}
+	t, err := NewTensor(nch, ncol)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	if err := s.ReadRegion(ch, nch, col, ncol, t.data); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return t, nil
+}
+
+func surfFill(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	s := recvSurface(b)
+	var v number
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "value", &v); err != nil {
+		return nil, err
+	}
+	if err := s.Fill(float32(v)); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.None, nil
+}

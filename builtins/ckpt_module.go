@@ -1,0 +1,119 @@
+package builtins
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/anestar/anestar/ckpt"
+	"go.starlark.net/lib/json"
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+)
+
+func (s *session) ckptModule() *moduleDef {
+	return &moduleDef{
+		name: "ckpt",
+		doc: "Checkpoints: a dict of tensors and a dict of metadata in one safetensors file, saved atomically " +
+			"(a crash leaves the previous checkpoint or the new one, whole) and validated when loaded.",
+		fns: []fnDef{
+			{sig: "save(path, tensors, meta = {}, keep = 0)", doc: "Saves tensors (a dict of name to tensor, stored float32) and meta " +
+				"(a dict of name to any JSON value: the step, the random generator's state, the parameters, ...). keep > 0 keeps " +
+				"that many older checkpoints as PATH.1, PATH.2, ...", fn: s.ckptSave},
+			{sig: "read(path)", doc: "Reads a checkpoint (`load` is a Starlark keyword): a struct with tensors (a dict of name to tensor) and meta (a dict of name to value).", fn: ckptLoad},
+			{sig: "exists(path)", doc: "True when path exists: whether there is a checkpoint to resume from.", fn: ckptExists},
+		},
+	}
+}
+
+func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	var tensors *starlark.Dict
+	meta := starlark.NewDict(0)
+	keep := 0
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "tensors", &tensors, "meta?", &meta, "keep?", &keep); err != nil {
+		return nil, err
+	}
+	f := &ckpt.File{Tensors: map[string]ckpt.Tensor{}, Metadata: map[string]string{}}
+	keys, vals, err := dictItems(b.Name(), "tensors", tensors)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		t, ok := vals[i].(*Tensor)
+		if !ok {
+			return nil, fmt.Errorf("%s: tensors[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
+		}
+		if err := t.readable(b.Name()); err != nil {
+			return nil, err
+		}
+		ct, err := ckpt.FromFloat32(ckpt.F32, t.shape, t.data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: tensors[%q]: %v", b.Name(), k, err)
+		}
+		f.Tensors[k] = ct
+	}
+	mkeys, mvals, err := dictItems(b.Name(), "meta", meta)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range mkeys {
+		enc, err := starlark.Call(thread, json.Module.Members["encode"], starlark.Tuple{mvals[i]}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: meta[%q]: %v", b.Name(), k, err)
+		}
+		f.Metadata[k] = string(enc.(starlark.String))
+	}
+	if err := s.check(b.Name()); err != nil {
+		return nil, err
+	}
+	if err := ckpt.Save(path, f, ckpt.SaveOptions{Keep: keep}); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.None, nil
+}
+
+func ckptLoad(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
+		return nil, err
+	}
+	f, err := ckpt.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	tensors := starlark.NewDict(len(f.Tensors))
+	for _, k := range sortedKeys(f.Tensors) {
+		ct := f.Tensors[k]
+		data, err := ct.Float32()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: tensor %q: %v", b.Name(), path, k, err)
+		}
+		shape := ct.Shape
+		if len(shape) == 0 {
+			shape = []int{1}
+		}
+		t, err := TensorOf(data, shape...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: tensor %q: %v", b.Name(), path, k, err)
+		}
+		tensors.SetKey(starlark.String(k), t)
+	}
+	meta := starlark.NewDict(len(f.Metadata))
+	for _, k := range sortedKeys(f.Metadata) {
+		v, err := starlark.Call(thread, json.Module.Members["decode"], starlark.Tuple{starlark.String(f.Metadata[k])}, nil)
+		if err != nil {
+			v = starlark.String(f.Metadata[k]) // metadata written by another program: keep the text
+		}
+		meta.SetKey(starlark.String(k), v)
+	}
+	return starlarkstruct.FromStringDict(starlark.String("checkpoint"), starlark.StringDict{"tensors": tensors, "meta": meta}), nil
+}
+
+func ckptExists(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
+		return nil, err
+	}
+	_, err := os.Stat(path)
+	return starlark.Bool(err == nil), nil
+}

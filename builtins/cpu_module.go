@@ -1,0 +1,118 @@
+package builtins
+
+import (
+	"fmt"
+
+	"github.com/anestar/anestar/cpu"
+	"go.starlark.net/starlark"
+)
+
+func (s *session) cpuModule() *moduleDef {
+	m := &moduleDef{
+		name: "cpu",
+		doc: "Host math on tensors, in Go and the platform's BLAS. Activations are channel-first `[C, S]` " +
+			"like surfaces. Results go into output tensors the script owns, so a training step allocates nothing.",
+		vals: valueMap{"blas": starlark.String(cpu.BLASName())},
+		fns: []fnDef{
+			{sig: "blas", doc: "The name of the BLAS that sgemm uses (Accelerate, OpenBLAS or gonum)."},
+			{sig: "sgemm(a, b, c, trans_a = False, trans_b = False, alpha = 1.0, beta = 0.0)",
+				doc: "c = alpha * op(a) @ op(b) + beta * c, where op transposes when asked; a, b and c are 2-D " +
+					"(op(a) is [M, K], op(b) [K, N], c [M, N]). beta = 1 accumulates into c.", fn: s.cpuSgemm},
+		},
+	}
+	m.fns = append(m.fns, s.cpuMathFns()...)
+	m.fns = append(m.fns, fnDef{sig: "queue()", doc: "A new serial queue of host math that runs beside the script; see the queue type.", fn: s.cpuQueue})
+	return m
+}
+
+func (s *session) cpuQueue(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	return s.newQueue(), nil
+}
+
+// sgemmArgs is a checked sgemm call.
+type sgemmArgs struct {
+	a, b, c        *Tensor
+	transA, transB bool
+	alpha, beta    float32
+	m, n, k        int
+}
+
+func unpackSgemm(fn string, args starlark.Tuple, kwargs []starlark.Tuple) (*sgemmArgs, error) {
+	g := &sgemmArgs{}
+	alpha, beta := number(1), number(0)
+	if err := starlark.UnpackArgs(fn, args, kwargs, "a", &g.a, "b", &g.b, "c", &g.c,
+		"trans_a?", &g.transA, "trans_b?", &g.transB, "alpha?", &alpha, "beta?", &beta); err != nil {
+		return nil, err
+	}
+	g.alpha, g.beta = float32(alpha), float32(beta)
+	for _, x := range []struct {
+		n string
+		t *Tensor
+	}{{"a", g.a}, {"b", g.b}, {"c", g.c}} {
+		if len(x.t.shape) != 2 {
+			return nil, fmt.Errorf("%s: %s is %s, want 2-D", fn, x.n, x.t)
+		}
+	}
+	g.m, g.k = g.a.shape[0], g.a.shape[1]
+	if g.transA {
+		g.m, g.k = g.k, g.m
+	}
+	kb, n := g.b.shape[0], g.b.shape[1]
+	if g.transB {
+		kb, n = n, kb
+	}
+	g.n = n
+	if kb != g.k || g.c.shape[0] != g.m || g.c.shape[1] != g.n {
+		return nil, fmt.Errorf("%s: shapes do not chain: op(a) is [%d, %d], op(b) is [%d, %d], c is %s",
+			fn, g.m, g.k, kb, n, shapeString(g.c.shape))
+	}
+	if g.c.st == g.a.st || g.c.st == g.b.st {
+		return nil, fmt.Errorf("%s: c shares storage with an input", fn)
+	}
+	return g, nil
+}
+
+func (g *sgemmArgs) run() error {
+	return cpu.Sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, g.a.data, g.a.shape[1],
+		g.b.data, g.b.shape[1], g.beta, g.c.data, g.c.shape[1])
+}
+
+func (s *session) cpuSgemm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	g, err := unpackSgemm(b.Name(), args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	if err := readableAll(b.Name(), g.a, g.b); err != nil {
+		return nil, err
+	}
+	if err := g.c.writable(b.Name()); err != nil {
+		return nil, err
+	}
+	if err := g.run(); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return g.c, nil
+}
+
+// readableAll checks that no pending async work writes any of ts.
+func readableAll(fn string, ts ...*Tensor) error {
+	for _, t := range ts {
+		if err := t.readable(fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writableAll checks that ts may be changed.
+func writableAll(fn string, ts ...*Tensor) error {
+	for _, t := range ts {
+		if err := t.writable(fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+// Package builtins is the Starlark face of anestar: it runs training scripts and gives them the
+// host's mechanisms as predeclared modules, while the scripts keep the policy (model sizes, kernels,
+// loops, schedules, when to checkpoint and when to restart).
+//
+// # Running a script
+//
+// Run executes one script under a Config: the script, the backend its kernels run on, parameter
+// overrides, where print goes, a context whose cancellation stops the script at the next builtin
+// boundary, and extra predeclared names or load()able modules for programs that embed anestar.
+// ScriptParams lists a script's parameters without running it; ParseSet and ParseValue turn
+// command-line settings into parameter values.
+//
+// # Modules and types
+//
+// The modules (see docs/builtins.md, generated from the tables in this package by WriteReference):
+//
+//	mil      builds MIL programs op by op (every op of mil.Ops() is a builder method), parses MIL text
+//	ane      compiles programs into kernels on the run's backend; kernel and surface I/O
+//	tensor   makes Tensors: zeros, random (seeded, resumable), from lists and .npy files
+//	cpu      host math on tensors: sgemm, rmsnorm, activations, softmax, losses, clipping; async queues
+//	optim    optimizers over named parameters with checkpointable state; learning-rate schedules
+//	ckpt     saves and reads checkpoints (tensors and JSON metadata), atomically
+//	process  parameters, arguments, restart (exec), clocks, a JSON-lines metrics log
+//
+// The values scripts hold:
+//
+//	mil.program, mil.var  a program under construction and its values
+//	kernel, surface       a compiled program and its input and output buffers
+//	Tensor                a float32 array with a shape; views share storage
+//	queue                 a serial queue of host math beside the script; holds the tensors its pending jobs use
+//	optimizer, schedule   an optimizer over named tensors; a learning-rate function of the step
+//	metrics               an append-only JSON-lines file
+//
+// # Concurrency
+//
+// A script runs on one goroutine. Work queued on a queue runs on another, and the tensors it uses are
+// held (see queue): the script's accesses check the holds, so a data race cannot be written.
+package builtins
+
+//go:generate go test -run TestReference -update

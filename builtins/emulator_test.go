@@ -1,0 +1,3 @@
+package builtins
+
+import _ "github.com/anestar/anestar/ane/emulator" // the backend the test scripts run on

@@ -1,0 +1,312 @@
+package builtins
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/anestar/anestar/cpu"
+	"go.starlark.net/starlark"
+)
+
+func (s *session) optimModule() *moduleDef {
+	return &moduleDef{
+		name: "optim",
+		doc: "Optimizers over a dict of named parameter tensors, and learning-rate schedules. An optimizer " +
+			"keeps per-element state for each parameter (Adam's m and v, ...) and a step count; state() " +
+			"gives it all as tensors for a checkpoint and load_state() restores it exactly. Updates follow " +
+			"w -= lr * update(g).",
+		fns: []fnDef{
+			{sig: "sgd(params)", doc: "Plain gradient descent.", fn: optimNew("sgd")},
+			{sig: "momentum(params, beta = 0.9, nesterov = False)", doc: "SGD with momentum.", fn: optimNew("momentum")},
+			{sig: "adagrad(params, eps = 1e-8)", doc: "AdaGrad.", fn: optimNew("adagrad")},
+			{sig: "rmsprop(params, rho = 0.9, eps = 1e-8)", doc: "RMSProp.", fn: optimNew("rmsprop")},
+			{sig: "adam(params, b1 = 0.9, b2 = 0.999, eps = 1e-8)", doc: "Adam with bias correction, as the reference trains with.", fn: optimNew("adam")},
+			{sig: "adamw(params, b1 = 0.9, b2 = 0.999, eps = 1e-8, weight_decay = 0.01)", doc: "Adam with decoupled weight decay.", fn: optimNew("adamw")},
+			{sig: "constant(lr)", doc: "A schedule: lr at every step.", fn: schedNew("constant")},
+			{sig: "step_decay(base, gamma, every)", doc: "A schedule: base * gamma^floor(step / every).", fn: schedNew("step_decay")},
+			{sig: "exponential(base, gamma)", doc: "A schedule: base * gamma^step.", fn: schedNew("exponential")},
+			{sig: "cosine(base, floor, steps)", doc: "A schedule: from base down to floor over steps along half a cosine, then floor.", fn: schedNew("cosine")},
+			{sig: "warmup(steps, then)", doc: "A schedule: a linear ramp to then(0) over steps, then the schedule then, restarted at 0.", fn: schedNew("warmup")},
+		},
+	}
+}
+
+// optimizer updates a set of named parameters.
+type optimizer struct {
+	kind   string
+	names  []string // sorted
+	params map[string]*Tensor
+	opts   map[string]cpu.Optimizer
+}
+
+var optimizerType = &typeDef{
+	name: "optimizer",
+	doc:  "An optimizer over named parameters (from optim.adam(...) and the like).",
+	members: []fnDef{
+		{sig: "kind", doc: "\"sgd\", \"momentum\", \"adagrad\", \"rmsprop\", \"adam\" or \"adamw\"."},
+		{sig: "steps", doc: "The number of steps taken (Adam's t)."},
+		{sig: "step(grads, lr)", doc: "Updates every parameter from grads, a dict with the same names, with learning rate lr.", fn: optStep},
+		{sig: "state()", doc: "A dict of tensors: \"NAME/SLOT\" for each parameter's state (views of the live state) and \"steps\", the step count as a 1-element tensor.", fn: optState},
+		{sig: "load_state(state)", doc: "Restores a dict made by state() (for example read back from a checkpoint); every slot must be present with its size.", fn: optLoadState},
+	},
+}
+
+var optimizerMethods = newMethodSet(optimizerType)
+
+var _ starlark.HasAttrs = (*optimizer)(nil)
+
+func (o *optimizer) String() string {
+	return fmt.Sprintf("optimizer(%s, %d params)", o.kind, len(o.names))
+}
+func (o *optimizer) Type() string          { return "optimizer" }
+func (o *optimizer) Freeze()               {}
+func (o *optimizer) Truth() starlark.Bool  { return true }
+func (o *optimizer) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: optimizer") }
+func (o *optimizer) AttrNames() []string   { return optimizerMethods.names }
+func (o *optimizer) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "kind":
+		return starlark.String(o.kind), nil
+	case "steps":
+		return starlark.MakeInt(o.steps()), nil
+	}
+	return optimizerMethods.bind(o, name), nil
+}
+
+func (o *optimizer) steps() int {
+	if len(o.names) == 0 {
+		return 0
+	}
+	return o.opts[o.names[0]].State().Steps
+}
+
+func optimNew(kind string) impl {
+	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var params *starlark.Dict
+		b1, b2, eps, wd, beta, rho := number(0.9), number(0.999), number(1e-8), number(0.01), number(0.9), number(0.9)
+		nesterov := false
+		pairs := []any{"params", &params}
+		switch kind {
+		case "momentum":
+			pairs = append(pairs, "beta?", &beta, "nesterov?", &nesterov)
+		case "adagrad":
+			pairs = append(pairs, "eps?", &eps)
+		case "rmsprop":
+			pairs = append(pairs, "rho?", &rho, "eps?", &eps)
+		case "adam":
+			pairs = append(pairs, "b1?", &b1, "b2?", &b2, "eps?", &eps)
+		case "adamw":
+			pairs = append(pairs, "b1?", &b1, "b2?", &b2, "eps?", &eps, "weight_decay?", &wd)
+		}
+		if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
+			return nil, err
+		}
+		keys, vals, err := dictItems(b.Name(), "params", params)
+		if err != nil {
+			return nil, err
+		}
+		o := &optimizer{kind: kind, params: map[string]*Tensor{}, opts: map[string]cpu.Optimizer{}}
+		for i, k := range keys {
+			t, ok := vals[i].(*Tensor)
+			if !ok {
+				return nil, fmt.Errorf("%s: params[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
+			}
+			n := t.Size()
+			var opt cpu.Optimizer
+			switch kind {
+			case "sgd":
+				opt = cpu.NewSGD(n)
+			case "momentum":
+				opt = cpu.NewMomentum(n, float32(beta), nesterov)
+			case "adagrad":
+				opt = cpu.NewAdaGrad(n, float32(eps))
+			case "rmsprop":
+				opt = cpu.NewRMSProp(n, float32(rho), float32(eps))
+			case "adam":
+				opt = cpu.NewAdam(n, float32(b1), float32(b2), float32(eps))
+			case "adamw":
+				opt = cpu.NewAdamW(n, float32(b1), float32(b2), float32(eps), float32(wd))
+			}
+			o.params[k], o.opts[k] = t, opt
+			o.names = append(o.names, k)
+		}
+		sort.Strings(o.names)
+		return o, nil
+	}
+}
+
+func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	o := b.Receiver().(*optimizer)
+	var grads *starlark.Dict
+	var lr number
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "grads", &grads, "lr", &lr); err != nil {
+		return nil, err
+	}
+	keys, vals, err := dictItems(b.Name(), "grads", grads)
+	if err != nil {
+		return nil, err
+	}
+	g := map[string]*Tensor{}
+	for i, k := range keys {
+		t, ok := vals[i].(*Tensor)
+		if !ok {
+			return nil, fmt.Errorf("%s: grads[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
+		}
+		w, ok := o.params[k]
+		if !ok {
+			return nil, fmt.Errorf("%s: grads[%q]: not a parameter of this optimizer (%v)", b.Name(), k, o.names)
+		}
+		if t.Size() != w.Size() {
+			return nil, fmt.Errorf("%s: grads[%q] %s has %d elements, the parameter %s has %d", b.Name(), k, t, t.Size(), w, w.Size())
+		}
+		g[k] = t
+	}
+	for _, k := range o.names {
+		if g[k] == nil {
+			return nil, fmt.Errorf("%s: grads has no %q", b.Name(), k)
+		}
+		if err := g[k].readable(b.Name()); err != nil {
+			return nil, err
+		}
+		if err := o.params[k].writable(b.Name()); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range o.names {
+		if err := o.opts[k].Step(o.params[k].data, g[k].data, float32(lr)); err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", b.Name(), k, err)
+		}
+	}
+	return starlark.None, nil
+}
+
+func optState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	o := b.Receiver().(*optimizer)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	d := starlark.NewDict(0)
+	for _, k := range o.names {
+		for _, sl := range o.opts[k].State().Slots {
+			t, _ := TensorOf(sl.Data, len(sl.Data))
+			d.SetKey(starlark.String(k+"/"+sl.Name), t)
+		}
+	}
+	steps, _ := TensorOf([]float32{float32(o.steps())}, 1)
+	d.SetKey(starlark.String("steps"), steps)
+	return d, nil
+}
+
+func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	o := b.Receiver().(*optimizer)
+	var st *starlark.Dict
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "state", &st); err != nil {
+		return nil, err
+	}
+	get := func(key string) (*Tensor, error) {
+		v, found, _ := st.Get(starlark.String(key))
+		if !found {
+			return nil, fmt.Errorf("%s: state has no %q", b.Name(), key)
+		}
+		t, ok := v.(*Tensor)
+		if !ok {
+			return nil, fmt.Errorf("%s: state[%q]: got %s, want tensor", b.Name(), key, v.Type())
+		}
+		return t, nil
+	}
+	stepsT, err := get("steps")
+	if err != nil {
+		return nil, err
+	}
+	if stepsT.Size() != 1 {
+		return nil, fmt.Errorf("%s: state[\"steps\"] has %d elements, want 1", b.Name(), stepsT.Size())
+	}
+	steps := int(stepsT.data[0])
+	// Check everything before changing anything.
+	news := map[string]cpu.State{}
+	for _, k := range o.names {
+		cur := o.opts[k].State()
+		ns := cpu.State{Steps: steps}
+		for _, sl := range cur.Slots {
+			t, err := get(k + "/" + sl.Name)
+			if err != nil {
+				return nil, err
+			}
+			if t.Size() != len(sl.Data) {
+				return nil, fmt.Errorf("%s: state[%q] has %d elements, want %d", b.Name(), k+"/"+sl.Name, t.Size(), len(sl.Data))
+			}
+			if err := t.readable(b.Name()); err != nil {
+				return nil, err
+			}
+			ns.Slots = append(ns.Slots, cpu.Slot{Name: sl.Name, Data: append([]float32(nil), t.data...)})
+		}
+		news[k] = ns
+	}
+	for _, k := range o.names {
+		if err := o.opts[k].SetState(news[k]); err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", b.Name(), k, err)
+		}
+	}
+	return starlark.None, nil
+}
+
+// schedule is a learning-rate schedule, callable with a step number.
+type schedule struct {
+	desc string
+	s    cpu.Schedule
+}
+
+var _ starlark.Callable = (*schedule)(nil)
+
+func (s *schedule) String() string        { return s.desc }
+func (s *schedule) Type() string          { return "schedule" }
+func (s *schedule) Freeze()               {}
+func (s *schedule) Truth() starlark.Bool  { return true }
+func (s *schedule) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: schedule") }
+func (s *schedule) Name() string          { return "schedule" }
+func (s *schedule) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var step int
+	if err := starlark.UnpackArgs(s.desc, args, kwargs, "step", &step); err != nil {
+		return nil, err
+	}
+	return starlark.Float(s.s.LR(step)), nil
+}
+
+var scheduleType = &typeDef{
+	name:    "schedule",
+	doc:     "A learning-rate schedule (from optim.cosine(...) and the like): `sched(step)` is the rate for step, counting from 0, a float.",
+	members: []fnDef{},
+}
+
+func schedNew(kind string) impl {
+	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var base, gamma, floor number
+		var every, steps int
+		var then *schedule
+		var err error
+		var sc cpu.Schedule
+		switch kind {
+		case "constant":
+			err = starlark.UnpackArgs(b.Name(), args, kwargs, "lr", &base)
+			sc = cpu.Constant{Rate: float32(base)}
+		case "step_decay":
+			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma, "every", &every)
+			sc = cpu.StepDecay{Base: float32(base), Gamma: float32(gamma), Every: every}
+		case "exponential":
+			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma)
+			sc = cpu.Exponential{Base: float32(base), Gamma: float32(gamma)}
+		case "cosine":
+			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "floor", &floor, "steps", &steps)
+			sc = cpu.Cosine{Base: float32(base), Floor: float32(floor), Steps: steps}
+		case "warmup":
+			err = starlark.UnpackArgs(b.Name(), args, kwargs, "steps", &steps, "then", &then)
+			if err == nil {
+				sc = cpu.Warmup{Steps: steps, Then: then.s}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &schedule{desc: "optim." + kind + "(...)", s: sc}, nil
+	}
+}

@@ -1,0 +1,204 @@
+package builtins
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"go.starlark.net/lib/json"
+	"go.starlark.net/starlark"
+)
+
+// execError stops a script after process.exec handed the restart to Config.Exec.
+type execError struct{ argv []string }
+
+func (e *execError) Error() string { return fmt.Sprintf("process.exec: restarted with %q", e.argv) }
+func (e *execError) Unwrap() error { return ErrExec }
+
+func (s *session) processModule() *moduleDef {
+	args := make(starlark.Tuple, len(s.cfg.Args))
+	for i, a := range s.cfg.Args {
+		args[i] = starlark.String(a)
+	}
+	argv := make(starlark.Tuple, len(s.cfg.Argv))
+	for i, a := range s.cfg.Argv {
+		argv[i] = starlark.String(a)
+	}
+	return &moduleDef{
+		name: "process",
+		doc: "The run itself: its parameters and arguments, restarting, clocks and a metrics log. " +
+			"`print` writes to the run's output (nothing with --quiet).",
+		vals: valueMap{
+			"args":   args,
+			"argv":   argv,
+			"resume": starlark.Bool(s.cfg.Resume),
+			"seed":   starlark.MakeUint64(s.cfg.Seed),
+			"quiet":  starlark.Bool(s.cfg.Quiet),
+		},
+		fns: []fnDef{
+			{sig: "params()", doc: "The struct that params() returned, or None before the script called it.", fn: s.processParams},
+			{sig: "args", doc: "The positional arguments after the script name, a tuple of strings."},
+			{sig: "argv", doc: "The command line process.exec restarts with, a tuple of strings."},
+			{sig: "resume", doc: "True when the run was started with --resume: continue from the checkpoint."},
+			{sig: "seed", doc: "The seed of the run's random generator (--seed)."},
+			{sig: "quiet", doc: "True with --quiet."},
+			{sig: "exec(flags = [])", doc: "Restarts this program with the same command line plus flags " +
+				"(those not already on it), after waiting for async work: the cure for the ANE's per-process " +
+				"compile limit. It does not return; the script stops. An error where the host cannot restart.", fn: s.processExec},
+			{sig: "time()", doc: "Wall-clock time in seconds since the Unix epoch, a float.", fn: s.processTime},
+			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing phases.", fn: s.processClock},
+			{sig: "metrics(path)", doc: "Opens path for appending JSON lines and returns a metrics writer; " +
+				"it is closed when the run ends.", fn: s.processMetrics},
+		},
+	}
+}
+
+func (s *session) processParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	if s.params == nil {
+		return starlark.None, nil
+	}
+	return s.params.struct_, nil
+}
+
+func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var flags starlark.Iterable = starlark.NewList(nil)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "flags?", &flags); err != nil {
+		return nil, err
+	}
+	argv := slices.Clone(s.cfg.Argv)
+	it := flags.Iterate()
+	defer it.Done()
+	var v starlark.Value
+	for i := 0; it.Next(&v); i++ {
+		f, ok := starlark.AsString(v)
+		if !ok {
+			return nil, fmt.Errorf("%s: flags[%d]: got %s, want string", b.Name(), i, v.Type())
+		}
+		if !slices.Contains(argv, f) {
+			argv = append(argv, f)
+		}
+	}
+	if s.cfg.Exec == nil {
+		return nil, fmt.Errorf("%s: this host cannot restart the program", b.Name())
+	}
+	for _, q := range s.queues {
+		if err := q.wait(b.Name()); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.cfg.Exec(argv); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return nil, &execError{argv: argv}
+}
+
+func (s *session) processTime(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	return starlark.Float(float64(time.Now().UnixNano()) / 1e9), nil
+}
+
+func (s *session) processClock(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	return starlark.Float(time.Since(s.start).Seconds()), nil
+}
+
+// metrics appends JSON lines to a file.
+type metrics struct {
+	path   string
+	f      *os.File
+	closed bool
+}
+
+var metricsType = &typeDef{
+	name: "metrics",
+	doc:  "A JSON-lines log opened by process.metrics; each line is written and flushed at once, so a crash loses nothing written.",
+	members: []fnDef{
+		{sig: "path", doc: "The file's path."},
+		{sig: "write(record = None, **fields)", doc: "Appends one line: the JSON object (keys sorted) of record, a dict, updated with fields.", fn: metricsWrite},
+		{sig: "close()", doc: "Closes the file; later writes are errors.", fn: metricsClose},
+	},
+}
+
+var metricsMethods = newMethodSet(metricsType)
+
+var _ starlark.HasAttrs = (*metrics)(nil)
+
+func (m *metrics) String() string        { return fmt.Sprintf("metrics(%q)", m.path) }
+func (m *metrics) Type() string          { return "metrics" }
+func (m *metrics) Freeze()               {}
+func (m *metrics) Truth() starlark.Bool  { return true }
+func (m *metrics) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: metrics") }
+func (m *metrics) AttrNames() []string   { return metricsMethods.names }
+func (m *metrics) Attr(name string) (starlark.Value, error) {
+	if name == "path" {
+		return starlark.String(m.path), nil
+	}
+	return metricsMethods.bind(m, name), nil
+}
+func (m *metrics) Close() error {
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	return m.f.Close()
+}
+
+func (s *session) processMetrics(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	m := &metrics{path: path, f: f}
+	s.addCloser(m)
+	return m, nil
+}
+
+func metricsWrite(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	m := b.Receiver().(*metrics)
+	var record *starlark.Dict
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, nil, 0, &record); err != nil {
+		return nil, err
+	}
+	d := starlark.NewDict(len(kwargs))
+	if record != nil {
+		for _, kv := range record.Items() {
+			d.SetKey(kv[0], kv[1])
+		}
+	}
+	for _, kv := range kwargs {
+		d.SetKey(kv[0], kv[1])
+	}
+	if m.closed {
+		return nil, fmt.Errorf("%s: %s is closed", b.Name(), m)
+	}
+	line, err := starlark.Call(thread, json.Module.Members["encode"], starlark.Tuple{d}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	if _, err := m.f.WriteString(string(line.(starlark.String)) + "\n"); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.None, nil
+}
+
+func metricsClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	if err := b.Receiver().(*metrics).Close(); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.None, nil
+}

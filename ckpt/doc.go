@@ -1,0 +1,61 @@
+// Package ckpt reads and writes checkpoints in the safetensors format, crash-safe on save and
+// fully validated on load.
+//
+// # Format
+//
+// A safetensors file is an 8-byte little-endian unsigned header length N, N bytes of JSON, and
+// the data area. The JSON object maps each tensor name to {"dtype", "shape", "data_offsets"}
+// (offsets relative to the data area, end exclusive) and may hold "__metadata__", an object of
+// string keys and string values. Elements are stored row-major, little-endian.
+//
+// Encode writes exactly what the reference implementation writes: tensors ordered by decreasing
+// dtype (in the order of the DType constants, which is the reference's) and then by name, so
+// each tensor starts at a multiple of its element size; compact JSON with the fields in the
+// order dtype, shape, data_offsets and strings escaped as serde_json escapes them; the header
+// padded with spaces to a multiple of 8 bytes. Metadata keys are sorted (the reference leaves
+// their order unspecified), and an empty metadata map is omitted. The output is a function of
+// the content alone.
+//
+// Decode accepts a file only if the header length lies within the file and under MaxHeader,
+// the header is valid UTF-8 and well-formed JSON with nothing but whitespace after it, no name
+// appears twice, every dtype is known, every dimension is a non-negative integer, each
+// tensor's shape × dtype size (computed without overflow) equals its byte range, and the
+// ranges lie in order, without gaps or overlaps, covering the data area exactly. Nothing is
+// allocated from a header field before it is checked against the file's real size. Any
+// defect is a *FormatError naming the byte offset and the tensor.
+//
+// # Types
+//
+// A File holds Tensors by name and string Metadata. A Tensor is a DType, a Shape and its raw
+// Data; FromFloat32 / Float32 convert to and from F32, F16 and BF16 (rounding to nearest, ties
+// to even), FromInt64 / Int64 and FromFloat64 handle I64 and F64, FromBytes wraps any raw
+// bytes, and Float64 views any dtype for comparison.
+//
+// Save writes a File atomically: into a temporary file in the target's directory, fsynced,
+// renamed over the target, then the directory fsynced, so a process killed at any moment
+// leaves either the old or the new checkpoint under the name, never a torn one. With
+// SaveOptions.Keep = N the previous checkpoints survive as ckpt.1.safetensors (newest) …
+// ckpt.N.safetensors (see RotatedPath). Load reads and validates a file.
+//
+// # Training state
+//
+// Training scripts save their state under one naming convention, which State, File and
+// StateFromFile implement:
+//
+//	param/NAME          the weights of parameter NAME (any dtype, usually F32)
+//	optim/NAME/SLOT     optimizer slot SLOT of parameter NAME: optim/NAME/m and optim/NAME/v
+//	                    for Adam's moments (NAME may contain '/', SLOT may not)
+//	state/NAME          an I64 scalar counter: state/step, state/data_pos, ...
+//	rng/NAME            a U8 vector with a random generator's state, byte for byte
+//
+// and metadata:
+//
+//	format              "anestar-train/1"
+//	params              the script's parameters as JSON
+//	time/NAME           accumulated seconds of phase NAME, a float64 in the shortest form
+//	                    that reads back exactly
+//	anything else       free strings for the script
+//
+// Every value is stored exactly (integers as I64, generator states as bytes, times in
+// round-trip decimal), so a run resumed from a checkpoint continues bit-identically.
+package ckpt

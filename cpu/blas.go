@@ -1,0 +1,289 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// BLAS is one implementation of the BLAS routines the host math needs.
+// Every implementation validates its arguments the same way and passes the
+// same conformance test.
+type BLAS interface {
+	// Name is the implementation's name: "accelerate", "openblas" or "gonum".
+	Name() string
+	// Sgemm computes C = alpha*op(A)*op(B) + beta*C on row-major matrices;
+	// see the package function Sgemm.
+	Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+		b []float32, ldb int, beta float32, c []float32, ldc int) error
+}
+
+// BLASEnv is the environment variable that forces one implementation
+// (accelerate, openblas or gonum); empty or "auto" picks the first that loads.
+const BLASEnv = "ANESTAR_BLAS"
+
+// blasOrder lists the implementations in the order "auto" tries them.
+var blasOrder = []string{"accelerate", "openblas", "gonum"}
+
+// sgemmFunc is an implementation's sgemm on arguments already validated,
+// with m, n, k > 0.
+type sgemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int)
+
+// library is a loaded BLAS: its name, its raw sgemm and, where the library
+// has them, its thread controls.
+type library struct {
+	name       string      // implementation name
+	sgemm      sgemmFunc   // raw sgemm, arguments validated by Sgemm
+	setThreads func(n int) // sets the library's thread count; nil when it has none
+	threads    func() int  // reports the library's thread count; nil when it has none
+}
+
+var _ BLAS = (*library)(nil)
+
+// Name implements BLAS.
+func (l *library) Name() string { return l.name }
+
+// Sgemm implements BLAS.
+func (l *library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	if err := checkSgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
+		return fmt.Errorf("cpu.Sgemm (%s): %w", l.name, err)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if k == 0 || alpha == 0 {
+		scaleMatrix(m, n, beta, c, ldc)
+		return nil
+	}
+	l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return nil
+}
+
+// scaleMatrix sets C = beta*C; beta == 0 clears C even where it holds NaN,
+// as BLAS does.
+func scaleMatrix(m, n int, beta float32, c []float32, ldc int) {
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		switch beta {
+		case 0:
+			clear(row)
+		case 1:
+		default:
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+	}
+}
+
+// checkSgemm validates sgemm's dimensions, leading dimensions and slice
+// lengths for row-major storage; every size must fit a C int.
+func checkSgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"m", m}, {"n", n}, {"k", k}, {"lda", lda}, {"ldb", ldb}, {"ldc", ldc}} {
+		if d.v < 0 || d.v > math.MaxInt32 {
+			return fmt.Errorf("%s = %d out of range [0, %d]", d.name, d.v, math.MaxInt32)
+		}
+	}
+	ar, ac := m, k // stored shape of A
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n // stored shape of B
+	if transB {
+		br, bc = n, k
+	}
+	if err := checkMatrix("A", ar, ac, a, lda); err != nil {
+		return err
+	}
+	if err := checkMatrix("B", br, bc, b, ldb); err != nil {
+		return err
+	}
+	return checkMatrix("C", m, n, c, ldc)
+}
+
+// checkMatrix checks that a rows x cols row-major matrix with leading
+// dimension ld fits in s.
+func checkMatrix(name string, rows, cols int, s []float32, ld int) error {
+	if ld < max(1, cols) {
+		return fmt.Errorf("ld%s = %d, want >= %d (columns)", strings.ToLower(name), ld, max(1, cols))
+	}
+	if rows == 0 || cols == 0 {
+		return nil
+	}
+	need := (rows-1)*ld + cols // no overflow: all factors < 2^31
+	if len(s) < need {
+		return fmt.Errorf("%s has %d elements, a %dx%d matrix with leading dimension %d needs %d",
+			name, len(s), rows, cols, ld, need)
+	}
+	return nil
+}
+
+// loaders opens each implementation this build knows, by name.
+var loaders = map[string]func() (*library, error){
+	"gonum": loadGonum,
+}
+
+// loaded caches each implementation's first load result.
+var loaded sync.Map // name -> loadResult
+
+type loadResult struct {
+	lib *library
+	err error
+}
+
+// LoadBLAS opens the named implementation ("accelerate", "openblas" or
+// "gonum") without making it current. Loading is done once per name.
+func LoadBLAS(name string) (BLAS, error) {
+	l, err := loadLibrary(name)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func loadLibrary(name string) (*library, error) {
+	if r, ok := loaded.Load(name); ok {
+		return r.(loadResult).lib, r.(loadResult).err
+	}
+	load, ok := loaders[name]
+	if !ok {
+		if !isBLASName(name) {
+			return nil, fmt.Errorf("cpu: unknown BLAS %q (want %s or auto)", name, strings.Join(blasOrder, ", "))
+		}
+		return nil, fmt.Errorf("cpu: BLAS %q is not available in this build", name)
+	}
+	lib, err := load()
+	if err != nil {
+		err = fmt.Errorf("cpu: loading BLAS %q: %w", name, err)
+	}
+	r, _ := loaded.LoadOrStore(name, loadResult{lib, err})
+	return r.(loadResult).lib, r.(loadResult).err
+}
+
+func isBLASName(name string) bool {
+	for _, n := range blasOrder {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// selection is the current implementation, or why there is none.
+type selection struct {
+	lib *library
+	err error
+}
+
+var (
+	current     atomic.Pointer[selection]
+	currentOnce sync.Once
+)
+
+// choose loads name, or with "" or "auto" the first implementation of
+// blasOrder that loads.
+func choose(name string) selection {
+	if name != "" && name != "auto" {
+		lib, err := loadLibrary(name)
+		return selection{lib, err}
+	}
+	var errs []error
+	for _, n := range blasOrder {
+		lib, err := loadLibrary(n)
+		if err == nil {
+			return selection{lib: lib}
+		}
+		errs = append(errs, err)
+	}
+	return selection{err: errors.Join(errs...)}
+}
+
+// currentBLAS returns the current selection, making the first one from
+// BLASEnv on first use.
+func currentBLAS() *selection {
+	currentOnce.Do(func() {
+		if current.Load() != nil { // SetBLAS came first
+			return
+		}
+		s := choose(strings.ToLower(strings.TrimSpace(os.Getenv(BLASEnv))))
+		if s.err != nil {
+			s.err = fmt.Errorf("%s=%s: %w", BLASEnv, os.Getenv(BLASEnv), s.err)
+		}
+		current.CompareAndSwap(nil, &s)
+	})
+	return current.Load()
+}
+
+// CurrentBLAS returns the implementation Sgemm uses, or the error that left
+// none (a BLASEnv value that does not load).
+func CurrentBLAS() (BLAS, error) {
+	s := currentBLAS()
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.lib, nil
+}
+
+// BLASName returns the name of the implementation Sgemm uses, or "none"
+// when the forced one failed to load.
+func BLASName() string {
+	if s := currentBLAS(); s.lib != nil {
+		return s.lib.name
+	}
+	return "none"
+}
+
+// SetBLAS makes the named implementation ("accelerate", "openblas",
+// "gonum", or "auto" for the first that loads) the one Sgemm uses. On error
+// the current implementation is kept.
+func SetBLAS(name string) error {
+	s := choose(strings.ToLower(strings.TrimSpace(name)))
+	if s.err != nil {
+		return fmt.Errorf("cpu.SetBLAS: %w", s.err)
+	}
+	current.Store(&s)
+	return nil
+}
+
+// SetBLASThreads sets the number of threads the current implementation
+// uses, where it can be told (OpenBLAS); n < 1 is ignored, as is an
+// implementation without a thread control.
+func SetBLASThreads(n int) {
+	if s := currentBLAS(); s.lib != nil && s.lib.setThreads != nil && n >= 1 {
+		s.lib.setThreads(min(n, math.MaxInt32))
+	}
+}
+
+// BLASThreads reports the current implementation's thread count, or 0 when
+// it has no thread control.
+func BLASThreads() int {
+	if s := currentBLAS(); s.lib != nil && s.lib.threads != nil {
+		return s.lib.threads()
+	}
+	return 0
+}
+
+// Sgemm computes C = alpha*op(A)*op(B) + beta*C with the current BLAS, where
+// op(X) is X or its transpose. All matrices are row-major: op(A) is m x k,
+// op(B) is k x n and C is m x n; A is stored m x k (k x m when transA) with
+// row stride lda, B k x n (n x k when transB) with row stride ldb, and C with
+// row stride ldc. Leading dimensions must be at least the stored column
+// count and the slices long enough; otherwise, or when no BLAS loads, Sgemm
+// returns an error and leaves C untouched.
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	s := currentBLAS()
+	if s.err != nil {
+		return fmt.Errorf("cpu.Sgemm: %w", s.err)
+	}
+	return s.lib.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}

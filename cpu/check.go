@@ -1,0 +1,38 @@
+package cpu
+
+import "fmt"
+
+// lengthCheck collects the first length problem among a call's slices.
+type lengthCheck struct {
+	op  string // function name for messages, e.g. "cpu.RMSNorm"
+	err error
+}
+
+// atLeast records an error when s is shorter than n.
+func (c *lengthCheck) atLeast(name string, s []float32, n int) {
+	if c.err == nil && len(s) < n {
+		c.err = fmt.Errorf("%s: %s has %d elements, need %d", c.op, name, len(s), n)
+	}
+}
+
+// dims records an error unless every named dimension is positive and their
+// product fits an int.
+func (c *lengthCheck) dims(names string, d ...int) {
+	if c.err != nil {
+		return
+	}
+	p := 1
+	for _, v := range d {
+		if v < 1 {
+			c.err = fmt.Errorf("%s: dimensions %s = %v, want all >= 1", c.op, names, d)
+			return
+		}
+		if p > maxInt/v {
+			c.err = fmt.Errorf("%s: dimensions %s = %v overflow", c.op, names, d)
+			return
+		}
+		p *= v
+	}
+}
+
+const maxInt = int(^uint(0) >> 1)

@@ -1,0 +1,55 @@
+// Package cpu holds the host numerics of anestar: the arithmetic the CPU
+// does around the Neural Engine (or its emulator) and for scripts.
+//
+// Half precision. [F32ToF16] and [F16ToF32] convert single values between
+// float32 and IEEE binary16 with round-half-to-even, overflow to ±inf (no
+// saturation) and exact subnormals, infinities and NaNs, as the ANE stores
+// tensors. [RoundF16] and [RoundF16Slice] round float32 values to the
+// nearest half; [EncodeF16] and [DecodeF16] convert whole tensors to and
+// from little-endian fp16 bytes (surfaces and weight blobs), the decode
+// through a 65536-entry table.
+//
+// Matrix products. [Sgemm] computes C = alpha*op(A)*op(B) + beta*C on
+// row-major float32 matrices with a [BLAS] implementation chosen at run
+// time: Apple's Accelerate on darwin, else OpenBLAS (libopenblas.so.0 or
+// libopenblas.so, opened with purego, no cgo) when it loads, else gonum's
+// pure-Go BLAS. The environment variable ANESTAR_BLAS ([BLASEnv]) forces
+// one; [SetBLAS] switches at run time, [BLASName] reports the one in use,
+// [LoadBLAS] opens a particular one and [SetBLASThreads] sets OpenBLAS's
+// thread count. Every implementation validates the same way: bad
+// dimensions or short slices are errors, never crashes.
+//
+// Tensor math. Tensors are flat []float32. The transformer layer's
+// activations are channel-first [C, S] (element (c, s) at c*S+s) as in the
+// reference trainer: [RMSNorm] and [RMSNormBackward] normalise over C for
+// each of the S positions. Batches for the small dense networks are
+// row-major [rows, cols]: [Softmax], the cross-entropy losses and
+// [BiasGrad] work on rows. An [Activation] (sigmoid, relu, leaky_relu,
+// tanh, softsign, silu, gelu, gelu_tanh) maps slices forward and back; the
+// losses ([MSE], [CrossEntropyLogits], [CrossEntropyLabels],
+// [CrossEntropyProbs], [BinaryCrossEntropy], [BinaryCrossEntropyLogits])
+// return the loss and write its gradient; [ClipByValue],
+// [ClipByGlobalNorm], [AddL1Grad] and [AddL2Grad] shape gradients. Large
+// slices are split over goroutines (one per processor).
+//
+// Optimizers. An [Optimizer] ([SGD], [Momentum], [AdaGrad], [RMSProp],
+// [Adam], with AdamW as Adam with WeightDecay) updates one parameter tensor
+// in place from its gradient, w -= lr*update, and keeps its state in
+// exported slices plus a step count; [State] and SetState move that state
+// to and from checkpoints exactly. A [Schedule] ([Constant], [StepDecay],
+// [Exponential], [Cosine], [Warmup] wrapping any of them) gives the
+// learning rate per step.
+//
+// Sign convention. This package uses the usual descent convention: the
+// gradient is dLoss/dParameter and every optimizer subtracts lr*update. The
+// reference library tensor_metal.m computes its output deltas as T - Y
+// (the negative gradient of the loss) and therefore adds lr*update; both
+// move the weights the same way. Its momentum is the exponential average
+// v = beta*v + (1-beta)*g, which is [Momentum] with Dampening = Beta; its
+// L2 decay w *= 1 - lr*lambda is [AddL2Grad] followed by an SGD step.
+//
+// RMSNorm backward. [RMSNormBackward] computes the exact gradient; the
+// reference trainer's rmsnorm_bwd scales the normalisation term of dx by
+// w[c] as well, which agrees only while the RMSNorm weights are all ones
+// (as they are at initialisation).
+package cpu

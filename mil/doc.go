@@ -1,0 +1,27 @@
+// Package mil is the MIL language of Apple's Core ML and Neural Engine compilers: the only code in
+// anestar that knows MIL. Kernels are MIL programs; backends compile them; scripts build them.
+//
+// The AST: a Program holds Funcs; a Func has input Vars, a body of Ops and output Refs. An Op has a Kind
+// ("conv"), named Args whose Operands are Refs to earlier values or literal Values, Attrs (name, and val for
+// const) and result Vars. Every value has a static Type (Scalar or Tensor of a DType with a shape, and the
+// Tuple, Dict and List types that attributes use). Pos gives line:col in MIL text.
+//
+// The op table (LookupOp, Ops) has one OpDef per op: its ArgDefs (names, which are required or constant,
+// dtypes, ranks) and its shape rule (OpDef.Infer). Semantics follow the coremltools MIL op definitions;
+// each op's file says where the table chose among readings.
+//
+// Check type-checks a whole program with the op table and returns an ErrorList of *Error values, each
+// naming the op's result name, kind and position. CheckWeights checks BLOBFILE consts against their files.
+//
+// Builder builds programs op by op, checking each op as it is added: Op is the generic call (used by the
+// Starlark host for every op of the table), Input/Const/Weight/Add/Conv/... are typed helpers for Go.
+// Weight data is stored in weight blob files (BlobWriter, ReadBlob) that a program's BLOBFILE consts name;
+// Weights maps each file's path to its bytes.
+//
+// Backends read op arguments through Op.Arg, Func.ConstValue, Func.ArgValue and the Value accessors
+// (Float32s, Ints, Bool, Str); ConvParamsOf, MatmulShape, ReshapeShape, SliceBySizeBounds and
+// SliceByIndexBounds resolve the arguments of the ops whose rules have details.
+//
+// The printer and parser turn programs into MIL text and back, in the dialect of the reference sources;
+// the parser also reads Apple's compiler output.
+package mil
