@@ -13,6 +13,7 @@ type FormatError struct {
 	Msg    string // what is wrong
 }
 
+// Error returns "PATH: byte OFFSET: tensor "NAME": what is wrong", leaving out what is unknown.
 func (e *FormatError) Error() string {
 	var b strings.Builder
 	if e.Path != "" {
