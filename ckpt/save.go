@@ -42,9 +42,9 @@ func tempPrefix(base string) string { return "." + base + ".tmp-" }
 // holds either the previous checkpoint or the new one, complete. With opts.Keep > 0 the
 // previous checkpoints are rotated first: each RotatedPath(path, k) is replaced by the one
 // before it and RotatedPath(path, 1) by path, through hard links (copies where the file
-// system has none) renamed into place, so no slot is ever missing or torn. Temporary files left
-// by an earlier Save of the same path (or of its rotated copies) that was killed are removed. Concurrent Saves to the
-// same path are not supported.
+// system has none) renamed into place, so no slot is ever missing or torn. Temporary files
+// left by a killed Save of the same path (or of its rotated copies) are removed. Concurrent
+// Saves to the same path are not supported.
 func Save(path string, f *File, opts SaveOptions) (err error) {
 	if opts.Keep < 0 {
 		return fmt.Errorf("ckpt: save %s: negative Keep %d", path, opts.Keep)
