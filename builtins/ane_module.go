@@ -16,7 +16,9 @@ func (s *session) aneModule() *moduleDef {
 			"(and for regions a column range along the spatial axis) and is bounds-checked.",
 		fns: []fnDef{
 			{sig: "compile(program)", doc: "Compiles a mil.program into a kernel. Each call counts against the " +
-				"process's compile budget (about 100 on the ANE); the program cannot change afterwards.", fn: s.aneCompile},
+				"process's compile budget (about 100 on the ANE); the program cannot change afterwards. In a dry run " +
+				"(process.dry_run) it only checks the program and its weights: the kernel's surfaces exist, its eval is " +
+				"an error, and nothing counts.", fn: s.aneCompile},
 			{sig: "backend()", doc: "The backend's name: \"ane\" or \"emulator\".", fn: s.aneBackend},
 			{sig: "compiles()", doc: "The number of compiles this process has done on the backend.", fn: s.aneCompiles},
 			{sig: "peak_flops()", doc: "The backend's nominal peak in FLOP/s, for utilisation figures.", fn: s.anePeak},
@@ -24,13 +26,9 @@ func (s *session) aneModule() *moduleDef {
 	}
 }
 
-func (s *session) aneCompile(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var p *milProgram
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "program", &p); err != nil {
-		return nil, err
-	}
-	be, err := s.getBackend(b.Name())
-	if err != nil {
 		return nil, err
 	}
 	prog, w, err := p.build(b.Name())
@@ -40,12 +38,24 @@ func (s *session) aneCompile(_ *starlark.Thread, b *starlark.Builtin, args starl
 	if err := s.check(b.Name()); err != nil {
 		return nil, err
 	}
-	p.sealed = true
-	k, err := be.Compile(prog, w)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	var k ane.Kernel
+	if s.cfg.DryRun {
+		k, err = s.dryCompile(thread, b.Name(), prog, w)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		be, err := s.getBackend(b.Name())
+		if err != nil {
+			return nil, err
+		}
+		k, err = be.Compile(prog, w)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		}
+		s.kernels = append(s.kernels, k)
 	}
-	s.kernels = append(s.kernels, k)
+	p.sealed = true
 	kv := &kernel{s: s, k: k}
 	for _, in := range k.Inputs() {
 		kv.inputs = append(kv.inputs, &surface{s: in})

@@ -20,7 +20,8 @@
 //	cpu      host math on tensors: sgemm, rmsnorm, activations, softmax, losses, clipping; async queues
 //	optim    optimizers over named parameters with checkpointable state; learning-rate schedules
 //	ckpt     saves and reads checkpoints (tensors and JSON metadata), atomically
-//	process  parameters, arguments, restart (exec), clocks, a JSON-lines metrics log
+//	process  parameters, arguments, restart (exec), clocks, progress reports, a JSON-lines metrics log,
+//	         and process.dry_run
 //
 // The values scripts hold:
 //
@@ -30,6 +31,14 @@
 //	queue                 a serial queue of host math beside the script; holds the tensors its pending jobs use
 //	optimizer, schedule   an optimizer over named tensors; a learning-rate function of the step
 //	metrics               an append-only JSON-lines file
+//	progress              a progress line for a loop: step/total, fields, ms/step, ETA
+//
+// # Dry runs
+//
+// With Config.DryRun (the command `anestar check`), process.dry_run is True and ane.compile checks each
+// program and its weights but compiles nothing: the kernel it returns has real surfaces, its eval is an
+// error, and Result.Checked lists the programs (CheckedProgram). Scripts build every kernel and stop
+// before training, so that a size that does not fit is found in a second.
 //
 // # Concurrency
 //

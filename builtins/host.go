@@ -33,8 +33,10 @@ type Config struct {
 	Resume bool              // process.resume: the script should continue from its checkpoint
 	Seed   uint64            // seed of the run's random generator
 
-	Stdout io.Writer // where print goes; nil discards it
-	Quiet  bool      // process.quiet; print is discarded
+	Stdout   io.Writer // where print and progress lines go; nil discards them
+	Quiet    bool      // process.quiet; print and progress output are discarded
+	Terminal bool      // Stdout is a terminal: progress redraws one line in place
+	DryRun   bool      // process.dry_run: ane.compile checks programs but compiles nothing (see CheckedProgram)
 
 	// Argv is the command line that process.exec restarts with (without the program name).
 	Argv []string
@@ -48,6 +50,8 @@ type Config struct {
 	// Setup, when set, is called with the script's thread before it starts, e.g. to set the
 	// thread-locals that extra builtins use.
 	Setup func(thread *starlark.Thread)
+
+	now func() time.Time // the clock of progress reports; time.Now when nil (tests set it)
 }
 
 // Result is what a finished run leaves.
@@ -55,6 +59,7 @@ type Result struct {
 	Globals starlark.StringDict // the script's global names
 	Params  []Param             // the parameters the script declared, with the values used
 	Exec    []string            // non-nil when the script called process.exec and Config.Exec returned
+	Checked []CheckedProgram    // in a dry run, the programs ane.compile checked, in call order
 }
 
 // ErrExec is wrapped by the error that stops a script after process.exec.
@@ -73,7 +78,7 @@ var FileOptions = &syntax.FileOptions{
 type session struct {
 	cfg     *Config
 	ctx     context.Context
-	out     io.Writer
+	out     *lineWriter
 	rng     *rng
 	start   time.Time
 	loads   map[string]*loadEntry // by absolute path
@@ -82,7 +87,11 @@ type session struct {
 	queues  []*queue              // every queue made, drained at the end
 	closers []io.Closer           // files to close at the end
 	kernels []ane.Kernel          // every kernel compiled, closed at the end
-	mu      sync.Mutex            // guards closers against concurrent appends (queues run elsewhere)
+	checked []CheckedProgram      // programs checked by a dry run
+	now     func() time.Time      // the clock of progress reports; time.Now unless a test sets it
+
+	progresses []*progress // every progress report made, ended at the end
+	mu         sync.Mutex  // guards closers against concurrent appends (queues run elsewhere)
 
 	predeclared starlark.StringDict
 }
@@ -95,13 +104,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	s := &session{
 		cfg:   &cfg,
 		ctx:   ctx,
-		out:   cfg.Stdout,
+		out:   &lineWriter{w: cfg.Stdout},
+		now:   time.Now,
 		rng:   newRNG(cfg.Seed),
 		start: time.Now(),
 		loads: map[string]*loadEntry{},
 	}
-	if s.out == nil || cfg.Quiet {
-		s.out = io.Discard
+	if cfg.now != nil {
+		s.now = cfg.now
+	}
+	if cfg.Stdout == nil || cfg.Quiet {
+		s.out.w = io.Discard
 	}
 	s.backend = cfg.Backend
 	s.predeclared = s.makePredeclared()
@@ -122,7 +135,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if qerr := s.drain(); err == nil {
 		err = qerr
 	}
-	res := &Result{Globals: globals}
+	res := &Result{Globals: globals, Checked: s.checked}
 	if s.params != nil {
 		res.Params = s.params.list
 	}
@@ -152,7 +165,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func (s *session) newThread(name string) *starlark.Thread {
 	th := &starlark.Thread{
 		Name:  name,
-		Print: func(_ *starlark.Thread, msg string) { fmt.Fprintln(s.out, msg) },
+		Print: func(_ *starlark.Thread, msg string) { s.out.println(msg) },
 		Load:  s.load,
 	}
 	return th
@@ -222,6 +235,10 @@ func (s *session) finish() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, p := range s.progresses {
+		p.p.Done()
+	}
+	s.out.endLine()
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i].Close()
 	}

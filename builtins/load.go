@@ -1,7 +1,9 @@
 package builtins
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -39,9 +41,12 @@ func (s *session) load(thread *starlark.Thread, module string) (starlark.StringD
 	e := &loadEntry{loading: true}
 	s.loads[abs] = e
 	src, err := readFile(path)
-	if err != nil {
-		e.err = fmt.Errorf("load: %v", err)
-	} else {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		e.err = fmt.Errorf("no such file %s (a load path is relative to the folder of the file that loads it, %s)", path, from)
+	case err != nil:
+		e.err = err
+	default:
 		e.globals, e.err = starlark.ExecFileOptions(FileOptions, thread, path, src, s.predeclared)
 	}
 	e.loading = false

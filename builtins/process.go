@@ -27,14 +27,15 @@ func (s *session) processModule() *moduleDef {
 	}
 	return &moduleDef{
 		name: "process",
-		doc: "The run itself: its parameters and arguments, restarting, clocks and a metrics log. " +
+		doc: "The run itself: its parameters and arguments, restarting, clocks, progress reports and a metrics log. " +
 			"`print` writes to the run's output (nothing with --quiet).",
 		vals: valueMap{
-			"args":   args,
-			"argv":   argv,
-			"resume": starlark.Bool(s.cfg.Resume),
-			"seed":   starlark.MakeUint64(s.cfg.Seed),
-			"quiet":  starlark.Bool(s.cfg.Quiet),
+			"args":    args,
+			"argv":    argv,
+			"resume":  starlark.Bool(s.cfg.Resume),
+			"seed":    starlark.MakeUint64(s.cfg.Seed),
+			"quiet":   starlark.Bool(s.cfg.Quiet),
+			"dry_run": starlark.Bool(s.cfg.DryRun),
 		},
 		fns: []fnDef{
 			{sig: "params()", doc: "The struct that params() returned, or None before the script called it.", fn: s.processParams},
@@ -43,11 +44,17 @@ func (s *session) processModule() *moduleDef {
 			{sig: "resume", doc: "True when the run was started with --resume: continue from the checkpoint."},
 			{sig: "seed", doc: "The seed of the run's random generator (--seed)."},
 			{sig: "quiet", doc: "True with --quiet."},
+			{sig: "dry_run", doc: "True under `anestar check`: ane.compile checks each program (types, shapes, weights) " +
+				"but compiles nothing, and kernel.eval is an error. A script builds every kernel, then stops before " +
+				"training when dry_run is True, so that a bad size is reported in a second."},
 			{sig: "exec(flags = [])", doc: "Restarts this program with the same command line plus flags " +
 				"(those not already on it), after waiting for async work: the cure for the ANE's per-process " +
 				"compile limit. It does not return; the script stops. An error where the host cannot restart.", fn: s.processExec},
 			{sig: "time()", doc: "Wall-clock time in seconds since the Unix epoch, a float.", fn: s.processTime},
 			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing phases.", fn: s.processClock},
+			{sig: "progress(total, every = 5.0)", doc: "A progress report for a loop of total steps (0 when not known): " +
+				"call `p.update(step, loss = ...)` each step and `p.done()` after the loop. On a terminal it redraws one " +
+				"line; elsewhere it prints a line at most every `every` seconds. See the progress type.", fn: s.processProgress},
 			{sig: "metrics(path)", doc: "Opens path for appending JSON lines and returns a metrics writer; " +
 				"it is closed when the run ends.", fn: s.processMetrics},
 		},
@@ -81,6 +88,9 @@ func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args
 		if !slices.Contains(argv, f) {
 			argv = append(argv, f)
 		}
+	}
+	if s.cfg.DryRun {
+		return nil, fmt.Errorf("%s: dry run: a dry run does not restart; stop before restarting when process.dry_run is True", b.Name())
 	}
 	if s.cfg.Exec == nil {
 		return nil, fmt.Errorf("%s: this host cannot restart the program", b.Name())

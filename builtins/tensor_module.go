@@ -1,8 +1,17 @@
 package builtins
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"errors"
 	"fmt"
+	"io"
 	"math"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/anestar/anestar/npy"
 	"go.starlark.net/starlark"
@@ -26,6 +35,14 @@ func (s *session) tensorModule() *moduleDef {
 			{sig: "cat(tensors)", doc: "A new tensor joining tensors along the first axis; the other dims must agree.", fn: tensorCat},
 			{sig: "load_npy(path)", doc: "Reads a .npy file (float32, float16 or float64, C order) as a tensor.", fn: tensorLoadNpy},
 			{sig: "save_npy(path, t)", doc: "Writes t to a .npy file as float32.", fn: tensorSaveNpy},
+			{sig: "load_csv(path, skip = 0)", doc: "Reads a file of comma-separated numbers, plain or gzip-compressed (.csv.gz), " +
+				"as a [rows, columns] tensor; every row must have the same number of fields; skip leading lines " +
+				"(a header) are ignored, as are empty lines.", fn: tensorLoadCSV},
+			{sig: "take(t, indices, out = None)", doc: "The rows of t (along the first axis) at indices, a list of ints, " +
+				"in that order: a new tensor, or written into out (of shape [len(indices), ...]): gathering a mini-batch.", fn: tensorTake},
+			{sig: "argmax(t)", doc: "The index of the first largest element of each row of t (the first axis, the rest " +
+				"flattened), a list of ints; of a 1-D t, an int.", fn: tensorArgmax},
+			{sig: "permutation(n)", doc: "A random permutation of range(n), a list of ints, from the run's generator: shuffling.", fn: s.tensorPermutation},
 			{sig: "equal(a, b)", doc: "True when a and b have the same shape and equal values (NaN equals nothing): the test of an exact resume.", fn: tensorEqual},
 			{sig: "allclose(a, b, rtol = 1e-5, atol = 1e-8)", doc: "True when a and b have the same shape and |a-b| <= atol + rtol*|b| everywhere.", fn: tensorAllclose},
 			{sig: "seed(n)", doc: "Reseeds the run's random generator.", fn: s.tensorSeed},
@@ -312,4 +329,199 @@ func (s *session) tensorSetRNGState(_ *starlark.Thread, b *starlark.Builtin, arg
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	return starlark.None, nil
+}
+
+// gzipMagic starts every gzip stream; load_csv decompresses files that begin with it.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+func tensorLoadCSV(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	skip := 0
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "skip?", &skip); err != nil {
+		return nil, err
+	}
+	if skip < 0 {
+		return nil, fmt.Errorf("%s: skip is %d, want >= 0", b.Name(), skip)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	defer f.Close()
+	data, cols, err := readCSV(f, skip)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s%v", b.Name(), path, err)
+	}
+	t, err := TensorOf(data, len(data)/cols, cols)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %v", b.Name(), path, err)
+	}
+	return t, nil
+}
+
+// readCSV reads rows of comma-separated numbers, gzip-compressed or not, skipping the first skip
+// lines and empty lines. It returns the values row after row and the number of columns. Errors
+// start with ":LINE:COLUMN: " (or ": " where no place applies) to follow the file name.
+func readCSV(r io.Reader, skip int) ([]float32, int, error) {
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(len(gzipMagic)); bytes.Equal(head, gzipMagic) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, 0, fmt.Errorf(": %v", err)
+		}
+		defer zr.Close()
+		br = bufio.NewReader(zr)
+	}
+	line := 0
+	for ; line < skip; line++ {
+		if _, err := br.ReadString('\n'); err != nil {
+			if err == io.EOF {
+				return nil, 0, fmt.Errorf(": no data after %d skipped lines", line)
+			}
+			return nil, 0, fmt.Errorf(": %v", err)
+		}
+	}
+	cr := csv.NewReader(br)
+	cr.ReuseRecord = true
+	cr.FieldsPerRecord = 0 // every record as long as the first
+	var data []float32
+	cols := 0
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, 0, fmt.Errorf(":%d:%d: %v", pe.Line+skip, pe.Column, pe.Err)
+			}
+			return nil, 0, fmt.Errorf(": %v", err)
+		}
+		cols = len(rec)
+		for i, field := range rec {
+			v, err := strconv.ParseFloat(strings.TrimSpace(field), 32)
+			if err != nil {
+				l, c := cr.FieldPos(i)
+				return nil, 0, fmt.Errorf(":%d:%d: field %d: %q is not a number", l+skip, c, i+1, field)
+			}
+			data = append(data, float32(v))
+		}
+	}
+	if len(data) == 0 {
+		return nil, 0, fmt.Errorf(": no data")
+	}
+	return data, cols, nil
+}
+
+// intList unpacks a list or tuple of ints.
+func intList(fn, what string, v starlark.Value) ([]int, error) {
+	seq, ok := v.(starlark.Indexable)
+	if !ok || (v.Type() != "list" && v.Type() != "tuple") {
+		return nil, fmt.Errorf("%s: %s: got %s, want a list of ints", fn, what, v.Type())
+	}
+	out := make([]int, seq.Len())
+	for i := range out {
+		if err := starlark.AsInt(seq.Index(i), &out[i]); err != nil {
+			return nil, fmt.Errorf("%s: %s[%d]: %v", fn, what, i, err)
+		}
+	}
+	return out, nil
+}
+
+func tensorTake(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var t *Tensor
+	var indices, outV starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "t", &t, "indices", &indices, "out?", &outV); err != nil {
+		return nil, err
+	}
+	idx, err := intList(b.Name(), "indices", indices)
+	if err != nil {
+		return nil, err
+	}
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("%s: no indices", b.Name())
+	}
+	n := t.shape[0]
+	for i, j := range idx {
+		if j < 0 || j >= n {
+			return nil, fmt.Errorf("%s: indices[%d] = %d is out of range [0, %d) of %s", b.Name(), i, j, n, t)
+		}
+	}
+	if err := t.readable(b.Name()); err != nil {
+		return nil, err
+	}
+	shape := append([]int{len(idx)}, t.shape[1:]...)
+	var out *Tensor
+	switch o := outV.(type) {
+	case nil, starlark.NoneType:
+		if out, err = NewTensor(shape...); err != nil {
+			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		}
+	case *Tensor:
+		if !sameDims(o.shape, shape) {
+			return nil, fmt.Errorf("%s: out is %s, want %s", b.Name(), o, shapeString(shape))
+		}
+		if o.st == t.st {
+			return nil, fmt.Errorf("%s: out shares storage with t", b.Name())
+		}
+		if err := o.writable(b.Name()); err != nil {
+			return nil, err
+		}
+		out = o
+	default:
+		return nil, fmt.Errorf("%s: for parameter out: got %s, want tensor or None", b.Name(), outV.Type())
+	}
+	rs := t.rowSize()
+	for i, j := range idx {
+		copy(out.data[i*rs:(i+1)*rs], t.data[j*rs:(j+1)*rs])
+	}
+	return out, nil
+}
+
+func tensorArgmax(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var t *Tensor
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "t", &t); err != nil {
+		return nil, err
+	}
+	if err := t.readable(b.Name()); err != nil {
+		return nil, err
+	}
+	if len(t.shape) == 1 {
+		return starlark.MakeInt(argmax(t.data)), nil
+	}
+	rs := t.rowSize()
+	out := make([]starlark.Value, t.shape[0])
+	for i := range out {
+		out[i] = starlark.MakeInt(argmax(t.data[i*rs : (i+1)*rs]))
+	}
+	return starlark.NewList(out), nil
+}
+
+// argmax returns the index of the first largest element of d; NaNs are never the largest unless
+// every element is NaN (then 0).
+func argmax(d []float32) int {
+	best := 0
+	for i, v := range d {
+		if v > d[best] || (d[best] != d[best] && v == v) {
+			best = i
+		}
+	}
+	return best
+}
+
+func (s *session) tensorPermutation(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var n int
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "n", &n); err != nil {
+		return nil, err
+	}
+	if n < 0 || n > maxElements {
+		return nil, fmt.Errorf("%s: n is %d, want 0 <= n <= %d", b.Name(), n, maxElements)
+	}
+	p := s.rng.r.Perm(n)
+	out := make([]starlark.Value, n)
+	for i, v := range p {
+		out[i] = starlark.MakeInt(v)
+	}
+	return starlark.NewList(out), nil
 }

@@ -89,7 +89,7 @@ Commands:
 	sort.Strings(names)
 	for _, n := range names {
 		c := commands[n]
-		fmt.Fprintf(w, "  %-28s %s\n", strings.TrimSpace(n+" "+c.args), c.summary)
+		fmt.Fprintf(w, "  %-34s %s\n", strings.TrimSpace(n+" "+c.args), c.summary)
 	}
 	fmt.Fprint(w, "\nRun `anestar help COMMAND` or `anestar COMMAND --help` for a command's flags.\n")
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -16,8 +19,10 @@ import (
 	_ "github.com/anestar/anestar/ane/emulator" // registers the emulator backend
 	_ "github.com/anestar/anestar/ane/private"  // registers the Neural Engine backend (usable on darwin)
 	"github.com/anestar/anestar/builtins"
+	"github.com/anestar/anestar/metrics"
 	"github.com/spf13/pflag"
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 )
 
 func init() {
@@ -51,7 +56,7 @@ func runFlags(o *runOptions) *pflag.FlagSet {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the random generator")
 	fs.BoolVar(&o.fp32, "fp32", false, "emulator: compute in plain fp32, without fp16 rounding")
 	fs.BoolVar(&o.checkNumerics, "check-numerics", false, "emulator: fail at the first op whose output holds inf or NaN")
-	fs.BoolVar(&o.quiet, "quiet", false, "discard the script's print output")
+	fs.BoolVar(&o.quiet, "quiet", false, "discard print and progress output (errors still show)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile to `FILE`")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help and the script's parameters")
 	return fs
@@ -89,7 +94,7 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	script := rest[0]
-	if _, err := os.Stat(script); err != nil {
+	if err := scriptExists(script); err != nil {
 		fmt.Fprintf(stderr, "anestar run: %v\n", err)
 		return exitUsage
 	}
@@ -118,8 +123,8 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 	if o.cpuprofile != "" {
 		f, err := os.Create(o.cpuprofile)
 		if err != nil {
-			fmt.Fprintf(stderr, "anestar run: %v\n", err)
-			return exitError
+			fmt.Fprintf(stderr, "anestar run: --cpuprofile %s: %v\n", o.cpuprofile, pathError(err))
+			return exitUsage
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
@@ -132,15 +137,16 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	argv := append([]string{"run"}, args...)
 	res, err := builtins.Run(ctx, builtins.Config{
-		Script:  script,
-		Backend: backend,
-		Params:  overrides,
-		Args:    rest[1:],
-		Resume:  o.resume,
-		Seed:    o.seed,
-		Stdout:  stdout,
-		Quiet:   o.quiet,
-		Argv:    argv,
+		Script:   script,
+		Backend:  backend,
+		Params:   overrides,
+		Args:     rest[1:],
+		Resume:   o.resume,
+		Seed:     o.seed,
+		Stdout:   stdout,
+		Quiet:    o.quiet,
+		Terminal: isTerminal(stdout),
+		Argv:     argv,
 		Exec: func(argv []string) error {
 			if o.cpuprofile != "" {
 				pprof.StopCPUProfile()
@@ -157,21 +163,48 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "anestar: interrupted\n")
 		return exitInterrupted
 	}
-	var ee *starlark.EvalError
-	if errors.As(err, &ee) {
-		fmt.Fprintf(stderr, "%s\n", ee.Backtrace())
-	} else {
-		fmt.Fprintf(stderr, "anestar: %v\n", err)
-	}
+	reportError(stderr, err)
 	return exitError
+}
+
+// reportError writes a script's error: the Starlark backtrace when there is one (it names the script
+// line of each call), else the message.
+func reportError(stderr io.Writer, err error) {
+	var ee *starlark.EvalError
+	if !errors.As(err, &ee) {
+		fmt.Fprintf(stderr, "anestar: %v\n", err)
+		return
+	}
+	// As EvalError.Backtrace, but without the builtin's name twice: its messages start with it.
+	stack, msg := ee.CallStack, ee.Msg
+	in := ""
+	if last := len(stack) - 1; last >= 0 && stack[last].Pos.Filename() == "<builtin>" {
+		name := stack[last].Name
+		in = " in " + name
+		msg = strings.TrimPrefix(msg, name+": ")
+		stack = stack[:last]
+	}
+	fmt.Fprintf(stderr, "%sError%s: %s\n", stack, in, msg)
+}
+
+// isTerminal reports whether w is a terminal, where progress lines redraw in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && metrics.IsTerminal(f)
 }
 
 // checkSettings checks --set keys and value types against the script's params() call before it runs,
 // so that a mistyped flag is a usage error and not a failure after minutes of training.
 func checkSettings(script string, overrides map[string]string) error {
 	ps, err := builtins.ScriptParams(script, nil)
-	if err != nil || ps == nil {
-		return nil // the run reports syntax errors and checks again when params() is called
+	if err != nil {
+		return nil // the run reports syntax errors
+	}
+	if ps == nil {
+		if len(overrides) > 0 && !mayDeclareParams(script) {
+			return fmt.Errorf("--set %s: %s declares no parameters (it calls params() nowhere)", slices.Sorted(maps.Keys(overrides))[0], script)
+		}
+		return nil // params() is called elsewhere; the run checks the settings then
 	}
 	known := map[string]builtins.Param{}
 	var names []string
@@ -187,7 +220,11 @@ func checkSettings(script string, overrides map[string]string) error {
 	for _, k := range keys {
 		p, ok := known[k]
 		if !ok {
-			return fmt.Errorf("--set %s: %s has no parameter %s (its parameters: %s)", k, script, k, strings.Join(names, ", "))
+			hint := ""
+			if near := nearest(k, names); near != "" {
+				hint = "; did you mean " + near + "?"
+			}
+			return fmt.Errorf("--set %s: %s has no parameter %s%s (its parameters: %s)", k, script, k, hint, strings.Join(names, ", "))
 		}
 		if p.Default != nil {
 			if _, err := builtins.ParseValue(nil, k, overrides[k], p.Default); err != nil {
@@ -196,6 +233,28 @@ func checkSettings(script string, overrides map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// mayDeclareParams reports whether script might call params(): it calls it somewhere, or loads a file
+// that might.
+func mayDeclareParams(script string) bool {
+	f, err := builtins.FileOptions.Parse(script, nil, 0)
+	if err != nil {
+		return true
+	}
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.LoadStmt:
+			found = true
+		case *syntax.CallExpr:
+			if id, ok := n.Fn.(*syntax.Ident); ok && id.Name == "params" {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 func backendNames() []string {
@@ -214,13 +273,122 @@ func knownBackend(name string) bool {
 func runUsage(w io.Writer, fs *pflag.FlagSet, script string) int {
 	fmt.Fprintf(w, "Usage: anestar SCRIPT.star [flags] [args]\n       anestar run SCRIPT.star [flags] [args]\n\n")
 	fmt.Fprintf(w, "Runs a Starlark training script. Exit codes: 0 success, 1 script error, 2 usage error, 130 interrupted.\n\nFlags:\n")
-	fmt.Fprint(w, fs.FlagUsages())
+	fmt.Fprint(w, flagUsages(fs))
 	if script == "" {
 		return exitOK
 	}
+	return scriptParamsUsage(w, script)
+}
+
+// flagUsages lists fs's flags as pflag's FlagUsages does, but without the "[=true|false]" that
+// pflag writes after every bool flag.
+func flagUsages(fs *pflag.FlagSet) string {
+	type row struct{ left, usage string }
+	var rows []row
+	width := 0
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		left := "      --" + f.Name
+		if f.Shorthand != "" {
+			left = "  -" + f.Shorthand + ", --" + f.Name
+		}
+		varname, usage := pflag.UnquoteUsage(f)
+		if varname != "" && f.Value.Type() != "bool" {
+			left += " " + varname
+		}
+		switch f.DefValue {
+		case "", "false", "0", "[]":
+		default:
+			if f.Value.Type() == "string" {
+				usage += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				usage += " (default " + f.DefValue + ")"
+			}
+		}
+		rows = append(rows, row{left, usage})
+		width = max(width, len(left))
+	})
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-*s   %s\n", width, r.left, r.usage)
+	}
+	return b.String()
+}
+
+// pathError shortens an *fs.PathError about a missing file or folder to what a user needs.
+func pathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
+		if _, derr := os.Stat(filepath.Dir(pe.Path)); derr != nil {
+			return fmt.Errorf("the folder %s does not exist", filepath.Dir(pe.Path))
+		}
+		return fmt.Errorf("%s does not exist", pe.Path)
+	}
+	return err
+}
+
+// nearest returns the name of names closest to s by edit distance, when it is close enough to be a
+// likely typo, else "".
+func nearest(s string, names []string) string {
+	best, bestD := "", 0
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(n)); best == "" || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" || bestD > max(1, len(s)/3) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Damerau-Levenshtein distance (with adjacent transpositions) of a and b in bytes.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// scriptExists checks the script path before a run, for a message that says what is wrong with it.
+func scriptExists(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such script", path)
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("%s is a folder; want a .star script", path)
+	}
+	return nil
+}
+
+// scriptParamsUsage lists the parameters of script with their defaults and descriptions, read
+// without running it; it returns the exit code.
+func scriptParamsUsage(w io.Writer, script string) int {
 	ps, err := builtins.ScriptParams(script, nil)
 	if err != nil {
-		fmt.Fprintf(w, "\n%s: %v\n", script, err)
+		fmt.Fprintf(w, "\nCannot list the parameters of %s: %v\n", script, pathError(err))
 		return exitError
 	}
 	if len(ps) == 0 {

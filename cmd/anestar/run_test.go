@@ -38,15 +38,19 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{script, "--backend", "emulator"}, exitOK, "step 2 0.5 adam", ""},
 		{[]string{script, "--set", "steps=1", "--set", "lr=2", "--set", "name=sgd"}, exitOK, "step 0 2.0 sgd", ""},
 		{[]string{script, "--quiet"}, exitOK, "", ""},
-		{[]string{script, "--set", "stpes=1"}, exitUsage, "", "--set stpes: " + script + " has no parameter stpes (its parameters: steps, lr, name)"},
+		{[]string{script, "--set", "stpes=1"}, exitUsage, "", "--set stpes: " + script + " has no parameter stpes; did you mean steps? (its parameters: steps, lr, name)"},
+		{[]string{script, "--set", "xyz=1"}, exitUsage, "", "--set xyz: " + script + " has no parameter xyz (its parameters: steps, lr, name)"},
 		{[]string{script, "--set", "steps=x"}, exitUsage, "", "--set steps=x: not a Starlark value (steps is an int, default 3)"},
 		{[]string{script, "--set", "steps=1.5"}, exitUsage, "", "steps is an int (default 3), got a float"},
 		{[]string{script, "--set", "steps"}, exitUsage, "", "want KEY=VALUE"},
 		{[]string{script, "--nosuchflag"}, exitUsage, "", "unknown flag: --nosuchflag"},
 		{[]string{script, "--backend", "gpu"}, exitUsage, "", `unknown backend "gpu"`},
-		{[]string{filepath.Join(t.TempDir(), "missing.star")}, exitUsage, "", "missing.star"},
+		{[]string{filepath.Join(t.TempDir(), "missing.star")}, exitUsage, "", "missing.star: no such script"},
 		{[]string{}, exitUsage, "", "missing SCRIPT.star"},
-		{[]string{failing}, exitError, "", "Error in fail: fail: boom"},
+		{[]string{failing}, exitError, "", "Error in fail: boom\n"},
+		{[]string{failing, "--set", "b=1", "--set", "a=2"}, exitUsage, "", "--set a: " + failing + " declares no parameters (it calls params() nowhere)"},
+		{[]string{t.TempDir()}, exitUsage, "", "is a folder; want a .star script"},
+		{[]string{script, "--cpuprofile", "/no/such/folder/cpu.prof"}, exitUsage, "", "anestar run: --cpuprofile /no/such/folder/cpu.prof: the folder /no/such/folder does not exist"},
 	} {
 		var out, errb bytes.Buffer
 		code := runScript(c.args, &out, &errb)

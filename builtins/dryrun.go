@@ -1,0 +1,158 @@
+package builtins
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/mil"
+	"go.starlark.net/starlark"
+)
+
+// CheckedProgram describes one program that ane.compile checked in a dry run (Config.DryRun).
+type CheckedProgram struct {
+	Pos         string     // where the script called ane.compile, "file:line:col"
+	Func        string     // the Starlark function that called it, "<toplevel>" at top level
+	From        string     // when Func is a function, the top-level line of the main script that led to the call
+	Inputs      []*mil.Var // main's inputs, with their types
+	Outputs     []*mil.Var // main's outputs, with their types
+	Ops         int        // ops of main other than consts
+	Consts      int        // const ops of main
+	WeightBytes int        // bytes of the program's weight files
+}
+
+// Where says where the program was compiled: "file:line:col", then " in FUNC" inside a function and
+// " from line L" (or " from file:line:col" in another file) for the top-level line that led there.
+func (c CheckedProgram) Where() string {
+	where := c.Pos
+	if c.Func != "" && c.Func != "<toplevel>" {
+		where += " in " + c.Func
+	}
+	if c.From != "" {
+		from := c.From
+		if file, lineCol, ok := cutPos(c.From); ok {
+			if f, _, _ := cutPos(c.Pos); f == file {
+				line, _, _ := strings.Cut(lineCol, ":")
+				from = "line " + line
+			}
+		}
+		where += " from " + from
+	}
+	return where
+}
+
+// cutPos splits "file:line:col" into the file and "line:col".
+func cutPos(pos string) (file, lineCol string, ok bool) {
+	i := strings.LastIndexByte(pos, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	j := strings.LastIndexByte(pos[:i], ':')
+	if j < 0 {
+		return "", "", false
+	}
+	return pos[:j], pos[j+1:], true
+}
+
+// String returns a one-line summary: where, the I/O types and the op count.
+func (c CheckedProgram) String() string {
+	return fmt.Sprintf("%s: %s -> %s, %d ops, %d consts, %d weight bytes",
+		c.Where(), varTypes(c.Inputs), varTypes(c.Outputs), c.Ops, c.Consts, c.WeightBytes)
+}
+
+func varTypes(vs []*mil.Var) string {
+	s := "("
+	for i, v := range vs {
+		if i > 0 {
+			s += ", "
+		}
+		s += v.Name + " " + v.Type.String()
+	}
+	return s + ")"
+}
+
+// dryCompile is ane.compile in a dry run: it checks the program and its weights, records what it
+// checked, and returns a kernel whose surfaces exist but which cannot be evaluated. Nothing reaches
+// the backend, so nothing counts against the compile budget.
+func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Program, w mil.Weights) (ane.Kernel, error) {
+	if err := mil.Check(prog); err != nil {
+		return nil, fmt.Errorf("%s: %v", fn, err)
+	}
+	if err := mil.CheckWeights(prog, w); err != nil {
+		return nil, fmt.Errorf("%s: %v", fn, err)
+	}
+	var main *mil.Func
+	for _, f := range prog.Funcs {
+		if f.Name == "main" {
+			main = f
+		}
+	}
+	if main == nil {
+		return nil, fmt.Errorf("%s: the program has no func main", fn)
+	}
+	types := map[string]*mil.Var{}
+	for _, in := range main.Inputs {
+		types[in.Name] = in
+	}
+	c := CheckedProgram{Inputs: main.Inputs}
+	for _, op := range main.Ops {
+		if op.Kind == "const" {
+			c.Consts++
+		} else {
+			c.Ops++
+		}
+		for _, r := range op.Results {
+			types[r.Name] = r
+		}
+	}
+	for _, out := range main.Outputs {
+		v := types[out.Name]
+		if v == nil {
+			return nil, fmt.Errorf("%s: output %s is not defined", fn, out.Name)
+		}
+		c.Outputs = append(c.Outputs, v)
+	}
+	for _, b := range w {
+		c.WeightBytes += len(b)
+	}
+	caller := thread.CallFrame(1)
+	c.Pos, c.Func = caller.Pos.String(), caller.Name
+	if stack := thread.CallStack(); len(stack) > 2 && stack[0].Name == "<toplevel>" {
+		c.From = stack[0].Pos.String()
+	}
+	k := &dryKernel{where: c.Pos}
+	for _, v := range c.Inputs {
+		sf, err := ane.NewHeapSurface(v.Name, v.Type)
+		if err != nil {
+			return nil, fmt.Errorf("%s: input %v", fn, err)
+		}
+		k.inputs = append(k.inputs, sf)
+	}
+	for _, v := range c.Outputs {
+		sf, err := ane.NewHeapSurface(v.Name, v.Type)
+		if err != nil {
+			return nil, fmt.Errorf("%s: output %v", fn, err)
+		}
+		k.outputs = append(k.outputs, sf)
+	}
+	s.checked = append(s.checked, c)
+	return k, nil
+}
+
+// dryKernel is the kernel of a dry run: real surfaces, no program.
+type dryKernel struct {
+	where           string // the ane.compile call
+	inputs, outputs []*ane.Surface
+}
+
+var _ ane.Kernel = (*dryKernel)(nil)
+
+func (k *dryKernel) Inputs() []*ane.Surface  { return k.inputs }
+func (k *dryKernel) Outputs() []*ane.Surface { return k.outputs }
+func (k *dryKernel) Close() error            { return nil }
+
+// Eval is an error: a dry run checks programs and compiles nothing.
+func (k *dryKernel) Eval(context.Context) error {
+	return fmt.Errorf("dry run: the kernel compiled at %s was only checked; stop before evaluating kernels when process.dry_run is True", k.where)
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/anestar/anestar/builtins"
+	"github.com/anestar/anestar/mil"
+	"github.com/spf13/pflag"
+)
+
+func init() {
+	register(command{
+		name:    "check",
+		args:    "SCRIPT.star [flags] [args]",
+		summary: "dry-run a script: check every kernel's program, compile and train nothing",
+		run:     checkScript,
+	})
+}
+
+// checkOptions are the flags of `anestar check`.
+type checkOptions struct {
+	backend string
+	set     []string
+	quiet   bool
+	resume  bool
+	seed    uint64
+	help    bool
+}
+
+func checkFlags(o *checkOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+	fs.SetInterspersed(true)
+	fs.StringVar(&o.backend, "backend", "auto", "the backend ane.backend() names: auto, ane or emulator (nothing is compiled)")
+	fs.StringArrayVar(&o.set, "set", nil, "set a script parameter, `KEY=VALUE` (VALUE a Starlark literal; repeatable)")
+	fs.BoolVar(&o.quiet, "quiet", false, "discard the script's print output; show only what was checked")
+	fs.BoolVar(&o.resume, "resume", false, "check the script's resume path (process.resume)")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the random generator")
+	fs.BoolVarP(&o.help, "help", "h", false, "show this help and the script's parameters")
+	// The numerics flags of run change no shape; check accepts and ignores them, so that a run's
+	// command line can be checked by changing only the command.
+	var ignored bool
+	for _, name := range []string{"fp32", "check-numerics"} {
+		fs.BoolVar(&ignored, name, false, "accepted for run's command line; no effect")
+		fs.MarkHidden(name)
+	}
+	return fs
+}
+
+func checkUsage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "Usage: anestar check SCRIPT.star [flags] [args]\n\n")
+	fmt.Fprintf(w, "Runs the script as a dry run: process.dry_run is True, ane.compile checks each program (op\n"+
+		"argument types and shapes, weights) but compiles nothing, and kernel.eval is an error. A script\n"+
+		"builds every kernel and stops before training when process.dry_run is True, so a size that does\n"+
+		"not fit is reported in a second. Prints each program checked, then ok or the error. The\n"+
+		"flags --fp32 and --check-numerics of run are accepted and ignored.\n"+
+		"Exit codes: 0 ok, 1 script error, 2 usage error, 130 interrupted.\n\nFlags:\n")
+	fmt.Fprint(w, flagUsages(fs))
+}
+
+func checkScript(args []string, stdout, stderr io.Writer) int {
+	var o checkOptions
+	fs := checkFlags(&o)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "anestar check: %v\n\n", err)
+		checkUsage(stderr, fs)
+		return exitUsage
+	}
+	rest := fs.Args()
+	if o.help {
+		checkUsage(stdout, fs)
+		if len(rest) > 0 {
+			return scriptParamsUsage(stdout, rest[0])
+		}
+		return exitOK
+	}
+	if len(rest) == 0 {
+		fmt.Fprintf(stderr, "anestar check: missing SCRIPT.star\n\n")
+		checkUsage(stderr, fs)
+		return exitUsage
+	}
+	script := rest[0]
+	if err := scriptExists(script); err != nil {
+		fmt.Fprintf(stderr, "anestar check: %v\n", err)
+		return exitUsage
+	}
+	overrides, err := builtins.ParseSet(o.set)
+	if err == nil {
+		err = checkSettings(script, overrides)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "anestar check: %v\n", err)
+		return exitUsage
+	}
+	if !knownBackend(o.backend) {
+		fmt.Fprintf(stderr, "anestar check: unknown backend %q (want auto, %s)\n", o.backend, strings.Join(backendNames(), ", "))
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	start := time.Now()
+	res, err := builtins.Run(ctx, builtins.Config{
+		Script:      script,
+		BackendName: o.backend,
+		Params:      overrides,
+		Args:        rest[1:],
+		Resume:      o.resume,
+		Seed:        o.seed,
+		Stdout:      stdout,
+		Quiet:       o.quiet,
+		Terminal:    isTerminal(stdout),
+		DryRun:      true,
+		Argv:        append([]string{"check"}, args...),
+	})
+	elapsed := time.Since(start)
+	if res != nil {
+		for _, c := range res.Checked {
+			writeChecked(stdout, c)
+		}
+	}
+	switch {
+	case err == nil:
+		n := 0
+		if res != nil {
+			n = len(res.Checked)
+		}
+		fmt.Fprintf(stdout, "ok: %s checked in %s\n", plural(n, "program"), formatElapsed(elapsed))
+		if n == 0 {
+			fmt.Fprintf(stdout, "(the script called ane.compile on no program: does it build its kernels when process.dry_run is True?)\n")
+		}
+		return exitOK
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "anestar: interrupted\n")
+		return exitInterrupted
+	}
+	reportError(stderr, err)
+	fmt.Fprintf(stderr, "check failed after %s\n", formatElapsed(elapsed))
+	return exitError
+}
+
+// writeChecked prints one checked program: where it was compiled, its size, and its I/O types.
+func writeChecked(w io.Writer, c builtins.CheckedProgram) {
+	where := c.Where()
+	weights := ""
+	if c.WeightBytes > 0 {
+		weights = ", weights " + formatBytes(c.WeightBytes)
+	}
+	fmt.Fprintf(w, "checked %s: %s, %s%s\n", where, plural(c.Ops, "op"), plural(c.Consts, "const"), weights)
+	writeVars(w, "in ", c.Inputs)
+	writeVars(w, "out", c.Outputs)
+}
+
+func writeVars(w io.Writer, label string, vs []*mil.Var) {
+	for _, v := range vs {
+		fmt.Fprintf(w, "  %s %s %s\n", label, v.Name, v.Type)
+	}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// formatElapsed writes d as whole milliseconds under a second, else as seconds to the hundredth.
+func formatElapsed(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+// formatBytes writes n as B, KiB or MiB.
+func formatBytes(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
