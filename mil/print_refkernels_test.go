@@ -73,3 +73,32 @@ func TestRefKernelsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// sdpaText returns the MIL text of the reference-size attention forward kernel, and its program.
+func sdpaText(b *testing.B) (string, *mil.Program) {
+	d := refkernels.Reference().Dim
+	w := make([]float32, d*d)
+	k, err := refkernels.SDPAFwdTaps(refkernels.Reference(), refkernels.AttnWeights{RMS: w[:d], Wq: w, Wk: w, Wv: w, Wo: w})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mil.Print(k.Program), k.Program
+}
+
+func BenchmarkParse(b *testing.B) {
+	text, _ := sdpaText(b)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if _, err := mil.Parse("sdpa_fwd_taps.mil", []byte(text)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPrint(b *testing.B) {
+	text, p := sdpaText(b)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		mil.Print(p)
+	}
+}
