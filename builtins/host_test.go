@@ -30,9 +30,19 @@ func TestExec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLines := `{"loss":0.5,"step":1}` + "\n" + `{"loss":0.25,"lr":0.001,"step":2}` + "\n" + `{"step":3}` + "\n" // keys sorted
+	wantLines := `{"step":1,"loss":0.5}` + "\n" + `{"step":2,"loss":0.25,"lr":0.001}` + "\n" + `{"step":3}` + "\n" // step first, then sorted
 	if string(m) != wantLines {
 		t.Errorf("metrics file:\n%s\nwant:\n%s", m, wantLines)
+	}
+
+	// A fresh run (no --resume) starts the metrics file anew: no step appears twice.
+	fresh := Config{Script: "fresh.star", Args: []string{cfg.Args[0]},
+		Source: []byte(`m = process.metrics(process.args[0] + "/m.jsonl")` + "\n" + `m.write(step = 9)` + "\n")}
+	if _, _, err := runStar(t, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := os.ReadFile(filepath.Join(cfg.Args[0], "m.jsonl")); string(m) != `{"step":9}`+"\n" {
+		t.Errorf("metrics file after a fresh run:\n%s\nwant one line", m)
 	}
 
 	// Without an Exec hook, process.exec is an error.

@@ -2,11 +2,10 @@ package builtins
 
 import (
 	"fmt"
-	"os"
+	metricsfile "github.com/anestar/anestar/metrics"
 	"slices"
 	"time"
 
-	"go.starlark.net/lib/json"
 	"go.starlark.net/starlark"
 )
 
@@ -55,8 +54,10 @@ func (s *session) processModule() *moduleDef {
 			{sig: "progress(total, every = 5.0)", doc: "A progress report for a loop of total steps (0 when not known): " +
 				"call `p.update(step, loss = ...)` each step and `p.done()` after the loop. On a terminal it redraws one " +
 				"line; elsewhere it prints a line at most every `every` seconds. See the progress type.", fn: s.processProgress},
-			{sig: "metrics(path)", doc: "Opens path for appending JSON lines and returns a metrics writer; " +
-				"it is closed when the run ends.", fn: s.processMetrics},
+			{sig: "metrics(path, append = None)", doc: "Opens path for JSON lines and returns a metrics writer; " +
+				"it is closed when the run ends. With append None (the default) a resumed run (--resume) appends and a " +
+				"fresh run starts the file anew, so a file never holds a step twice; True or False forces one. " +
+				"Appending first repairs a last line that a crash left half written.", fn: s.processMetrics},
 		},
 	}
 }
@@ -120,10 +121,10 @@ func (s *session) processClock(_ *starlark.Thread, b *starlark.Builtin, args sta
 	return starlark.Float(time.Since(s.start).Seconds()), nil
 }
 
-// metrics appends JSON lines to a file.
+// metrics writes JSON lines to a file through package metrics.
 type metrics struct {
 	path   string
-	f      *os.File
+	w      *metricsfile.Writer
 	closed bool
 }
 
@@ -158,19 +159,28 @@ func (m *metrics) Close() error {
 		return nil
 	}
 	m.closed = true
-	return m.f.Close()
+	return m.w.Close()
 }
 
 func (s *session) processMetrics(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var path string
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
+	var appendArg starlark.Value = starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "append?", &appendArg); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	appendMode := s.cfg.Resume
+	switch v := appendArg.(type) {
+	case starlark.NoneType:
+	case starlark.Bool:
+		appendMode = bool(v)
+	default:
+		return nil, fmt.Errorf("%s: append must be None, True or False, not %s", b.Name(), appendArg.Type())
+	}
+	w, err := metricsfile.Open(path, appendMode)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	m := &metrics{path: path, f: f}
+	m := &metrics{path: path, w: w}
 	s.addCloser(m)
 	return m, nil
 }
@@ -193,14 +203,67 @@ func metricsWrite(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if m.closed {
 		return nil, fmt.Errorf("%s: %s is closed", b.Name(), m)
 	}
-	line, err := starlark.Call(thread, json.Module.Members["encode"], starlark.Tuple{d}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	fields := make(map[string]any, d.Len())
+	for _, kv := range d.Items() {
+		k, ok := kv[0].(starlark.String)
+		if !ok {
+			return nil, fmt.Errorf("%s: keys must be strings, not %s", b.Name(), kv[0].Type())
+		}
+		v, err := toJSONValue(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", b.Name(), string(k), err)
+		}
+		fields[string(k)] = v
 	}
-	if _, err := m.f.WriteString(string(line.(starlark.String)) + "\n"); err != nil {
+	if err := m.w.Write(fields); err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	return starlark.None, nil
+}
+
+// toJSONValue converts a Starlark value to the Go value package metrics encodes.
+func toJSONValue(v starlark.Value) (any, error) {
+	switch v := v.(type) {
+	case starlark.NoneType:
+		return nil, nil
+	case starlark.Bool:
+		return bool(v), nil
+	case starlark.Int:
+		i, ok := v.Int64()
+		if !ok {
+			return nil, fmt.Errorf("integer %s is too large", v)
+		}
+		return i, nil
+	case starlark.Float:
+		return float64(v), nil
+	case starlark.String:
+		return string(v), nil
+	case starlark.Indexable: // list, tuple
+		out := make([]any, v.Len())
+		for i := range out {
+			e, err := toJSONValue(v.Index(i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = e
+		}
+		return out, nil
+	case *starlark.Dict:
+		out := make(map[string]any, v.Len())
+		for _, kv := range v.Items() {
+			k, ok := kv[0].(starlark.String)
+			if !ok {
+				return nil, fmt.Errorf("keys must be strings, not %s", kv[0].Type())
+			}
+			e, err := toJSONValue(kv[1])
+			if err != nil {
+				return nil, err
+			}
+			out[string(k)] = e
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("cannot write a %s as JSON", v.Type())
 }
 
 func metricsClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
