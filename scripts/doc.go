@@ -2,15 +2,22 @@
 //
 // The scripts are Starlark, run by `anestar SCRIPT.star` (see docs/builtins.md for the builtins):
 //
-//	train_layer.star        trains one transformer layer as the reference train_large.m does: six
-//	                        kernels with baked-in weights, host-side RMSNorm backward, residuals and
-//	                        loss, weight gradients by sgemm on an async queue, Adam, and a compile
-//	                        budget enforced by checkpoint and restart
-//	lib/model.star          the layer's sizes, weight initialisation, data, FLOP accounting,
-//	                        efficiency report and checkpoint helpers, shared by the training scripts
-//	lib/layer_kernels.star  the six kernel generators, built with the mil builder
+//	train_layer.star          trains one transformer layer as the reference train_large.m does: six
+//	                          kernels with baked-in weights, host-side RMSNorm backward, residuals and
+//	                          loss, weight gradients by sgemm on an async queue, Adam, and a compile
+//	                          budget enforced by checkpoint and restart
+//	dynamic.star              the same model and training with the weights as kernel inputs (packed
+//	                          along the spatial axis of the input surfaces): every kernel compiles once
+//	mlp.star                  a multilayer perceptron classifier on the handwritten-digits data, its dense
+//	                          layers' forward and backward passes as kernels, loss and optimizer on the host
+//	lib/model.star            the layer's sizes, weight initialisation, data, FLOP accounting,
+//	                          efficiency report and checkpoint helpers, shared by the training scripts
+//	lib/layer_kernels.star    the six kernel generators of train_layer.star, built with the mil builder
+//	lib/dynamic_kernels.star  the dynamic-weight kernel generators of dynamic.star
+//	lib/dense.star            dense-layer kernels (forward and backward, any activation) for mlp.star
 //
-// The package has no Go API; its tests run the scripts through builtins.Run at small sizes on the
-// emulator: gradients against finite differences, the loss falling, restarts that reproduce an
-// uninterrupted run bit for bit, and the kernels against the Go generators of internal/refkernels.
+// The package has no Go API; its tests run every script through builtins.Run at small sizes on the
+// emulator: gradients against finite differences, the loss falling, restarts and resumes that reproduce an
+// uninterrupted run bit for bit, the kernels against float64 formulas and the Go generators of
+// internal/refkernels, the two layer scripts against each other, and the MLP's accuracy.
 package scripts
