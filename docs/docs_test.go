@@ -3,8 +3,10 @@ package docs_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,5 +62,67 @@ func TestKernelGuideExample(t *testing.T) {
 	// 64 outputs of magnitude below 2, each rounded to fp16 twice (conv, silu): a norm well under 0.02.
 	if d <= 0 || d > 0.02 {
 		t.Errorf("kernel and host differ by %g, want (0, 0.02]", d)
+	}
+}
+
+// TestMetricsKeysDocumented runs each script named in metrics.md at a small size and checks that the keys
+// of its metrics lines are exactly those the page lists.
+func TestMetricsKeysDocumented(t *testing.T) {
+	src, err := os.ReadFile("metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := regexp.MustCompile("(?m)^\\| `(scripts/[a-z_]+\\.star)` \\| [a-z]+ \\| ([a-z_, ]+) \\|$").FindAllStringSubmatch(string(src), -1)
+	if len(rows) != 3 {
+		t.Fatalf("metrics.md: found %d script rows, want 3", len(rows))
+	}
+	small := map[string]map[string]string{
+		"scripts/train_layer.star": {"dim": "32", "hidden": "64", "heads": "4", "seq": "16", "steps": "2", "accum": "1"},
+		"scripts/dynamic.star":     {"dim": "32", "hidden": "64", "heads": "4", "seq": "16", "steps": "2", "accum": "1"},
+		"scripts/mlp.star":         {"epochs": "1", "hidden": `"16"`, "shift": "0", "data": strconv.Quote("../data/digits.csv.gz")},
+	}
+	for _, row := range rows {
+		script, want := row[1], strings.Split(row[2], ", ")
+		t.Run(script, func(t *testing.T) {
+			set, ok := small[script]
+			if !ok {
+				t.Fatalf("no small configuration for %s", script)
+			}
+			dir := t.TempDir()
+			params := map[string]string{"metrics": strconv.Quote(dir + "/m.jsonl")}
+			for k, v := range set {
+				params[k] = v
+			}
+			if script != "scripts/mlp.star" {
+				params["ckpt"] = strconv.Quote(dir + "/c.safetensors")
+			}
+			_, err := builtins.Run(context.Background(), builtins.Config{
+				Script:  "../" + script,
+				Backend: emulator.New(ane.Options{}),
+				Params:  params,
+				Seed:    1,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(dir + "/m.jsonl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(string(data), "\n")
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(first), &rec); err != nil {
+				t.Fatalf("%s: %v", first, err)
+			}
+			var got []string
+			for k := range rec {
+				got = append(got, k)
+			}
+			sort.Strings(got)
+			sort.Strings(want)
+			if strings.Join(got, ", ") != strings.Join(want, ", ") {
+				t.Errorf("%s writes keys %v, metrics.md lists %v", script, got, want)
+			}
+		})
 	}
 }
