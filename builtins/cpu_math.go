@@ -2,6 +2,8 @@ package builtins
 
 import (
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/anestar/anestar/cpu"
 	"go.starlark.net/starlark"
@@ -12,13 +14,24 @@ func (s *session) cpuMathFns() []fnDef {
 	return []fnDef{
 		{sig: "rmsnorm(out, x, w, eps = 1e-5)", doc: "out = w * x / rms(x) per column of the channel-first [C, S] x, w of C values; out may be x.", fn: cpuRMSNorm},
 		{sig: "rmsnorm_backward(dx, dw, dy, x, w, eps = 1e-5)", doc: "The gradients of rmsnorm: dx is set, dw (C values) is accumulated into.", fn: cpuRMSNormBackward},
-		{sig: "activation(kind, y, x, slope = 0.0)", doc: "y = f(x) elementwise for kind identity, sigmoid, relu, leaky_relu (slope), tanh, softsign, silu, gelu or gelu_tanh; y may be x.", fn: cpuActivation},
-		{sig: "activation_backward(kind, dx, dy, x, slope = 0.0)", doc: "dx = dy * f'(x), the gradient through activation kind from its input x; dx may be dy.", fn: cpuActivationBackward},
+		{sig: "activation(kind, y, x, slope = None)", doc: "y = f(x) elementwise for kind identity, sigmoid, relu, leaky_relu, tanh, softsign, silu, gelu or gelu_tanh; y may be x. " +
+			"slope is leaky_relu's factor for negative inputs, 0.01 (libann's) when None; 0.0 makes it relu. Other kinds ignore it.", fn: cpuActivation},
+		{sig: "activation_backward(kind, dx, dy, x, slope = None)", doc: "dx = dy * f'(x), the gradient through activation kind from its input x; dx may be dy. slope as for activation.", fn: cpuActivationBackward},
 		{sig: "softmax(y, x)", doc: "y = the softmax of each row of 2-D x (the last axis); y may be x.", fn: cpuSoftmax},
 		{sig: "softmax_backward(dx, dy, y)", doc: "dx = the gradient through a row softmax whose output was y.", fn: cpuSoftmaxBackward},
 		{sig: "mse(pred, target, grad = None)", doc: "The mean squared error, a float; grad, when given, gets 2 (pred - target) / n.", fn: cpuMSE},
-		{sig: "cross_entropy(logits, target, grad = None)", doc: "The mean cross-entropy of the rows of 2-D logits against target: a tensor of " +
-			"probabilities of the same shape, or a list of class indices, one per row. grad, when given, gets the gradient with respect to logits.", fn: cpuCrossEntropy},
+		{sig: "cross_entropy(logits, target, grad = None, probs = False)", doc: "The mean over rows of the categorical cross-entropy of the rows of 2-D logits against target: a tensor of " +
+			"probabilities of the same shape, or a list of class indices, one per row. grad, when given, gets the gradient with respect to logits. " +
+			"With probs = True the first argument holds probabilities (a softmax output, as libann's loss takes): the loss is -sum(t log p) / rows " +
+			"with p floored at 1e-7, and grad gets -t / (p rows).", fn: cpuCrossEntropy},
+		{sig: "binary_cross_entropy(pred, target, grad = None, logits = False)", doc: "The mean over all elements of -(t log p + (1 - t) log(1 - p)), a float, for probabilities pred " +
+			"(clamped to [1e-7, 1 - 1e-7]) and targets in [0, 1] of the same shape; grad, when given, gets (p - t) / (p (1 - p) n). With logits = True, pred holds logits z " +
+			"and p = sigmoid(z), computed stably; grad then gets (sigmoid(z) - t) / n.", fn: cpuBinaryCrossEntropy},
+		{sig: "l1(w, lam, grad = None)", doc: "The L1 penalty lam * sum(|w|), a float; grad, when given (the shape of w), gets lam * sign(w) added (0 where w is 0). lam must be >= 0.", fn: cpuRegularize(false)},
+		{sig: "l2(w, lam, grad = None)", doc: "The L2 penalty lam / 2 * sum(w^2), a float; grad, when given (the shape of w), gets lam * w added. " +
+			"Before an SGD step this is libann's decay w *= 1 - lr * lam. lam must be >= 0.", fn: cpuRegularize(true)},
+		{sig: "bias_grad(db, dy)", doc: "db += the column sums of the 2-D [rows, cols] dy (a batch of rows), the gradient of a bias added to every row: db has cols values. Returns db.", fn: cpuBiasGrad},
+		{sig: "bias_grad_channels(db, dy)", doc: "db += the sums over positions of the channel-first [C, S] dy (first dim C, the rest S), the gradient of a per-channel bias: db has C values. Returns db.", fn: cpuBiasGradChannels},
 		{sig: "clip_value(g, limit)", doc: "Clamps every element of g to [-limit, limit], in place.", fn: cpuClipValue},
 		{sig: "global_norm(grads)", doc: "The L2 norm of a list of tensors taken together.", fn: cpuGlobalNorm},
 		{sig: "clip_norm(grads, max_norm)", doc: "Scales a list of tensors in place so that their global norm is at most max_norm; returns the norm before clipping.", fn: cpuClipNorm},
@@ -80,8 +93,23 @@ func cpuRMSNormBackward(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	return starlark.None, nil
 }
 
-func activation(fn, kind string, slope number) (cpu.Activation, error) {
-	a, err := cpu.ActivationNamed(kind, float32(slope))
+// defaultLeakySlope is leaky_relu's slope when a script gives none, libann's.
+const defaultLeakySlope = 0.01
+
+// activation returns the activation kind; slope is leaky_relu's, None (or absent) for the default.
+func activation(fn, kind string, slope starlark.Value) (cpu.Activation, error) {
+	s := float64(defaultLeakySlope)
+	if slope != nil && slope != starlark.None {
+		f, ok := starlark.AsFloat(slope)
+		if !ok {
+			return cpu.Activation{}, fmt.Errorf("%s: for parameter slope: got %s, want number or None", fn, slope.Type())
+		}
+		s = f
+	}
+	if !strings.EqualFold(kind, "leaky_relu") {
+		s = 0
+	}
+	a, err := cpu.ActivationNamed(kind, float32(s))
 	if err != nil {
 		return a, fmt.Errorf("%s: %v", fn, err)
 	}
@@ -91,7 +119,7 @@ func activation(fn, kind string, slope number) (cpu.Activation, error) {
 func cpuActivation(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var kind string
 	var y, x *Tensor
-	var slope number
+	var slope starlark.Value
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "kind", &kind, "y", &y, "x", &x, "slope?", &slope); err != nil {
 		return nil, err
 	}
@@ -117,7 +145,7 @@ func cpuActivation(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 func cpuActivationBackward(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var kind string
 	var dx, dy, x *Tensor
-	var slope number
+	var slope starlark.Value
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "kind", &kind, "dx", &dx, "dy", &dy, "x", &x, "slope?", &slope); err != nil {
 		return nil, err
 	}
@@ -243,7 +271,8 @@ func cpuMSE(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var logits *Tensor
 	var target, grad starlark.Value
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "logits", &logits, "target", &target, "grad?", &grad); err != nil {
+	probs := false
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "logits", &logits, "target", &target, "grad?", &grad, "probs?", &probs); err != nil {
 		return nil, err
 	}
 	r, c, err := rows2D(b.Name(), logits)
@@ -266,7 +295,11 @@ func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		if err := t.readable(b.Name()); err != nil {
 			return nil, err
 		}
-		l, err = cpu.CrossEntropyLogits(g, logits.data, t.data, r, c)
+		if probs {
+			l, err = cpu.CrossEntropyProbs(g, logits.data, t.data, r, c)
+		} else {
+			l, err = cpu.CrossEntropyLogits(g, logits.data, t.data, r, c)
+		}
 	case *starlark.List, starlark.Tuple:
 		var labels shapeArg
 		if err := labels.Unpack(t); err != nil {
@@ -275,7 +308,15 @@ func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		if len(labels) != r {
 			return nil, fmt.Errorf("%s: %d labels for %d rows", b.Name(), len(labels), r)
 		}
-		l, err = cpu.CrossEntropyLabels(g, logits.data, labels, r, c)
+		if probs {
+			var hot []float32
+			if hot, err = oneHot(b.Name(), labels, c); err != nil {
+				return nil, err
+			}
+			l, err = cpu.CrossEntropyProbs(g, logits.data, hot, r, c)
+		} else {
+			l, err = cpu.CrossEntropyLabels(g, logits.data, labels, r, c)
+		}
 	default:
 		return nil, fmt.Errorf("%s: for parameter target: got %s, want tensor or list of class indices", b.Name(), target.Type())
 	}
@@ -283,6 +324,135 @@ func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	return starlark.Float(l), nil
+}
+
+// oneHot returns the [len(labels), cols] one-hot rows of class indices, each in [0, cols).
+func oneHot(fn string, labels []int, cols int) ([]float32, error) {
+	hot := make([]float32, len(labels)*cols)
+	for r, l := range labels {
+		if l < 0 || l >= cols {
+			return nil, fmt.Errorf("%s: labels[%d] = %d out of range [0, %d)", fn, r, l, cols)
+		}
+		hot[r*cols+l] = 1
+	}
+	return hot, nil
+}
+
+func cpuBinaryCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var pred, target *Tensor
+	var grad starlark.Value
+	logits := false
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pred", &pred, "target", &target, "grad?", &grad, "logits?", &logits); err != nil {
+		return nil, err
+	}
+	if err := sameShape(b.Name(), pred, target); err != nil {
+		return nil, err
+	}
+	if err := readableAll(b.Name(), pred, target); err != nil {
+		return nil, err
+	}
+	g, err := optGrad(b.Name(), grad, pred)
+	if err != nil {
+		return nil, err
+	}
+	var l float32
+	if logits {
+		l, err = cpu.BinaryCrossEntropyLogits(g, pred.data, target.data)
+	} else {
+		l, err = cpu.BinaryCrossEntropy(g, pred.data, target.data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.Float(l), nil
+}
+
+// cpuRegularize is cpu.l2 (when l2) or cpu.l1: the penalty of w, and its gradient added to grad.
+func cpuRegularize(l2 bool) impl {
+	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var w *Tensor
+		var lam number
+		var grad starlark.Value
+		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "w", &w, "lam", &lam, "grad?", &grad); err != nil {
+			return nil, err
+		}
+		if !(lam >= 0) || math.IsInf(float64(lam), 1) {
+			return nil, fmt.Errorf("%s: lam = %g, want a finite number >= 0", b.Name(), float64(lam))
+		}
+		if err := w.readable(b.Name()); err != nil {
+			return nil, err
+		}
+		g, err := optGrad(b.Name(), grad, w)
+		if err != nil {
+			return nil, err
+		}
+		var pen float64
+		if l2 {
+			pen = cpu.L2Penalty(w.data, float32(lam))
+			if g != nil {
+				err = cpu.AddL2Grad(g, w.data, float32(lam))
+			}
+		} else {
+			pen = cpu.L1Penalty(w.data, float32(lam))
+			if g != nil {
+				err = cpu.AddL1Grad(g, w.data, float32(lam))
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		}
+		return starlark.Float(pen), nil
+	}
+}
+
+// biasGradArgs unpacks db and dy, checks that db may be changed, dy read, and that they do not overlap.
+func biasGradArgs(fn string, args starlark.Tuple, kwargs []starlark.Tuple) (db, dy *Tensor, err error) {
+	if err := starlark.UnpackArgs(fn, args, kwargs, "db", &db, "dy", &dy); err != nil {
+		return nil, nil, err
+	}
+	if db.st == dy.st {
+		return nil, nil, fmt.Errorf("%s: db shares storage with dy", fn)
+	}
+	if err := dy.readable(fn); err != nil {
+		return nil, nil, err
+	}
+	if err := db.writable(fn); err != nil {
+		return nil, nil, err
+	}
+	return db, dy, nil
+}
+
+func cpuBiasGrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	db, dy, err := biasGradArgs(b.Name(), args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	r, c, err := rows2D(b.Name(), dy)
+	if err != nil {
+		return nil, err
+	}
+	if db.Size() != c {
+		return nil, fmt.Errorf("%s: db %s has %d values, dy %s has %d columns", b.Name(), db, db.Size(), dy, c)
+	}
+	if err := cpu.BiasGrad(db.data, dy.data, r, c); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return db, nil
+}
+
+func cpuBiasGradChannels(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	db, dy, err := biasGradArgs(b.Name(), args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	C, S := channels2D(dy)
+	if db.Size() != C {
+		return nil, fmt.Errorf("%s: db %s has %d values, dy %s has %d channels", b.Name(), db, db.Size(), dy, C)
+	}
+	if err := cpu.BiasGradChannels(db.data, dy.data, C, S); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return db, nil
 }
 
 func cpuClipValue(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

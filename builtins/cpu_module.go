@@ -11,7 +11,9 @@ func (s *session) cpuModule() *moduleDef {
 	m := &moduleDef{
 		name: "cpu",
 		doc: "Host math on tensors, in Go and the platform's BLAS. Activations are channel-first `[C, S]` " +
-			"like surfaces. Results go into output tensors the script owns, so a training step allocates nothing.",
+			"like surfaces; softmax, cross_entropy and bias_grad work on the rows of a row-major `[rows, cols]` batch. " +
+			"Losses and penalties return a float and write (or add, for l1 and l2) their gradient into a tensor " +
+			"passed as grad. Results go into output tensors the script owns, so a training step allocates nothing.",
 		vals: valueMap{"blas": starlark.String(cpu.BLASName())},
 		fns: []fnDef{
 			{sig: "blas", doc: "The name of the BLAS that sgemm uses (Accelerate, OpenBLAS or gonum)."},

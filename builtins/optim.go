@@ -17,7 +17,9 @@ func (s *session) optimModule() *moduleDef {
 			"w -= lr * update(g).",
 		fns: []fnDef{
 			{sig: "sgd(params)", doc: "Plain gradient descent.", fn: optimNew("sgd")},
-			{sig: "momentum(params, beta = 0.9, nesterov = False)", doc: "SGD with momentum.", fn: optimNew("momentum")},
+			{sig: "momentum(params, beta = 0.9, nesterov = False, dampening = 0.0)", doc: "SGD with momentum: v = beta v + (1 - dampening) g, then " +
+				"w -= lr v, or w -= lr (g + beta v) with nesterov. dampening = 0 is torch's form; dampening = beta is libann's averaged momentum " +
+				"v = beta v + (1 - beta) g. dampening must be in [0, 1].", fn: optimNew("momentum")},
 			{sig: "adagrad(params, eps = 1e-8)", doc: "AdaGrad.", fn: optimNew("adagrad")},
 			{sig: "rmsprop(params, rho = 0.9, eps = 1e-8)", doc: "RMSProp.", fn: optimNew("rmsprop")},
 			{sig: "adam(params, b1 = 0.9, b2 = 0.999, eps = 1e-8)", doc: "Adam with bias correction, as the reference trains with.", fn: optimNew("adam")},
@@ -84,11 +86,12 @@ func optimNew(kind string) impl {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var params *starlark.Dict
 		b1, b2, eps, wd, beta, rho := number(0.9), number(0.999), number(1e-8), number(0.01), number(0.9), number(0.9)
+		var dampening number
 		nesterov := false
 		pairs := []any{"params", &params}
 		switch kind {
 		case "momentum":
-			pairs = append(pairs, "beta?", &beta, "nesterov?", &nesterov)
+			pairs = append(pairs, "beta?", &beta, "nesterov?", &nesterov, "dampening?", &dampening)
 		case "adagrad":
 			pairs = append(pairs, "eps?", &eps)
 		case "rmsprop":
@@ -100,6 +103,9 @@ func optimNew(kind string) impl {
 		}
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
 			return nil, err
+		}
+		if !(dampening >= 0 && dampening <= 1) {
+			return nil, fmt.Errorf("%s: dampening = %g, want a number in [0, 1]", b.Name(), float64(dampening))
 		}
 		keys, vals, err := dictItems(b.Name(), "params", params)
 		if err != nil {
@@ -117,7 +123,9 @@ func optimNew(kind string) impl {
 			case "sgd":
 				opt = cpu.NewSGD(n)
 			case "momentum":
-				opt = cpu.NewMomentum(n, float32(beta), nesterov)
+				m := cpu.NewMomentum(n, float32(beta), nesterov)
+				m.Dampening = float32(dampening)
+				opt = m
 			case "adagrad":
 				opt = cpu.NewAdaGrad(n, float32(eps))
 			case "rmsprop":
