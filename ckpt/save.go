@@ -138,6 +138,11 @@ func linkOver(src, dst string) error {
 		os.Remove(tmp)
 		return err
 	}
+	// When dst already was a link to src's file (a Save killed between its rotation and its final
+	// rename leaves path and path.1 so), rename succeeds without doing anything and tmp remains.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	return nil
 }
 

@@ -240,3 +240,26 @@ func saveForever(dir string) {
 		fmt.Printf("saved %d\n", g)
 	}
 }
+
+// TestRotateOverSameFile covers the state a Save killed between its rotation and its final rename leaves:
+// path and path.1 are hard links to one file. The next Save must rotate and leave no temporary file.
+func TestRotateOverSameFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ckpt.safetensors")
+	if err := Save(path, generation(1), SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, RotatedPath(path, 1)); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	if err := Save(path, generation(2), SaveOptions{Keep: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if g := loadGeneration(t, path); g != 2 {
+		t.Errorf("path holds generation %d, want 2", g)
+	}
+	if g := loadGeneration(t, RotatedPath(path, 1)); g != 1 {
+		t.Errorf("rotated copy holds generation %d, want 1", g)
+	}
+	assertNoTemps(t, dir)
+}
