@@ -41,6 +41,7 @@ type library struct {
 	sgemm      sgemmFunc   // raw sgemm, arguments validated by Sgemm
 	setThreads func(n int) // sets the library's thread count; nil when it has none
 	threads    func() int  // reports the library's thread count; nil when it has none
+	goSplit    atomic.Bool // the library runs single-threaded: Sgemm splits large products over goroutines
 }
 
 var _ BLAS = (*library)(nil)
@@ -53,6 +54,26 @@ func (l *library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []flo
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	if err := checkSgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
 		return fmt.Errorf("cpu.Sgemm (%s): %w", l.name, err)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if k == 0 || alpha == 0 {
+		scaleMatrix(m, n, beta, c, ldc)
+		return nil
+	}
+	if l.goSplit.Load() && l.splitSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		return nil
+	}
+	l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return nil
+}
+
+// sgemmSerial is Sgemm without splitting the product over goroutines.
+func (l *library) sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	if err := checkSgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
+		return fmt.Errorf("cpu.SgemmSerial (%s): %w", l.name, err)
 	}
 	if m == 0 || n == 0 {
 		return nil
@@ -256,10 +277,14 @@ func SetBLAS(name string) error {
 
 // SetBLASThreads sets the number of threads the current implementation
 // uses, where it can be told (OpenBLAS); n < 1 is ignored, as is an
-// implementation without a thread control.
+// implementation without a thread control. With n == 1 (OpenBLAS's default
+// here, unless OPENBLAS_NUM_THREADS or OMP_NUM_THREADS says otherwise) Sgemm
+// splits large products over GOMAXPROCS goroutines itself; with n > 1 the
+// library's own threads do.
 func SetBLASThreads(n int) {
 	if s := currentBLAS(); s.lib != nil && s.lib.setThreads != nil && n >= 1 {
 		s.lib.setThreads(min(n, math.MaxInt32))
+		s.lib.goSplit.Store(n == 1)
 	}
 }
 
@@ -270,6 +295,19 @@ func BLASThreads() int {
 		return s.lib.threads()
 	}
 	return 0
+}
+
+// SgemmSerial is Sgemm without splitting the product over goroutines, for
+// callers that run many products in parallel themselves (such as the
+// emulator's per-head matmuls). With a multi-threaded library the library
+// still uses its threads.
+func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	s := currentBLAS()
+	if s.err != nil {
+		return fmt.Errorf("cpu.SgemmSerial: %w", s.err)
+	}
+	return s.lib.sgemmSerial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Sgemm computes C = alpha*op(A)*op(B) + beta*C with the current BLAS, where

@@ -5,6 +5,7 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/ebitengine/purego"
 )
@@ -14,8 +15,8 @@ func init() { loaders["openblas"] = loadOpenBLAS }
 // openBLASNames are the shared-library names tried, in order.
 var openBLASNames = []string{"libopenblas.so.0", "libopenblas.so", "libopenblas.dylib"}
 
-// loadOpenBLAS opens OpenBLAS with purego and binds cblas_sgemm and its
-// thread controls.
+// loadOpenBLAS opens OpenBLAS with purego and binds sgemm_ (cblas_sgemm
+// where it lacks the Fortran symbol) and its thread controls.
 func loadOpenBLAS() (*library, error) {
 	var handle uintptr
 	var errs []error
@@ -30,9 +31,11 @@ func loadOpenBLAS() (*library, error) {
 	if handle == 0 {
 		return nil, fmt.Errorf("no OpenBLAS library found: %w", errors.Join(errs...))
 	}
-	sgemm, err := bindCBLAS(handle)
+	sgemm, err := bindFortranSgemm(handle)
 	if err != nil {
-		return nil, err
+		if sgemm, err = bindCBLAS(handle); err != nil {
+			return nil, err
+		}
 	}
 	var setThreads func(int32)
 	var getThreads func() int32
@@ -42,10 +45,17 @@ func loadOpenBLAS() (*library, error) {
 	if err := bindFunc(&getThreads, handle, "openblas_get_num_threads"); err != nil {
 		return nil, err
 	}
-	return &library{
+	l := &library{
 		name:       "openblas",
 		sgemm:      sgemm,
 		setThreads: func(n int) { setThreads(int32(n)) },
 		threads:    func() int { return int(getThreads()) },
-	}, nil
+	}
+	// Unless the environment sizes OpenBLAS's thread pool, run it single-threaded and split large
+	// products over goroutines instead (see splitSgemm).
+	if os.Getenv("OPENBLAS_NUM_THREADS") == "" && os.Getenv("OMP_NUM_THREADS") == "" {
+		setThreads(1)
+	}
+	l.goSplit.Store(getThreads() == 1)
+	return l, nil
 }

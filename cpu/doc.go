@@ -6,8 +6,11 @@
 // saturation) and exact subnormals, infinities and NaNs, as the ANE stores
 // tensors. [RoundF16] and [RoundF16Slice] round float32 values to the
 // nearest half; [EncodeF16] and [DecodeF16] convert whole tensors to and
-// from little-endian fp16 bytes (surfaces and weight blobs), the decode
-// through a 65536-entry table.
+// from little-endian fp16 bytes (surfaces and weight blobs). [RoundF16To],
+// [EncodeF16To] and [DecodeF16To] do the same on the calling goroutine
+// without allocating, for callers that parallelise themselves. On amd64
+// the bulk conversions use the F16C instructions, bit for bit equal to the
+// scalar definitions.
 //
 // Matrix products. [Sgemm] computes C = alpha*op(A)*op(B) + beta*C on
 // row-major float32 matrices with a [BLAS] implementation chosen at run
@@ -16,8 +19,13 @@
 // pure-Go BLAS. The environment variable ANESTAR_BLAS ([BLASEnv]) forces
 // one; [SetBLAS] switches at run time, [BLASName] reports the one in use,
 // [LoadBLAS] opens a particular one and [SetBLASThreads] sets OpenBLAS's
-// thread count. Every implementation validates the same way: bad
-// dimensions or short slices are errors, never crashes.
+// thread count. OpenBLAS is called through its Fortran sgemm_ with
+// purego.SyscallN (no allocation per call) and runs single-threaded unless
+// OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set: Sgemm then splits large
+// products over GOMAXPROCS goroutines itself, so that the Go scheduler, not
+// spinning BLAS threads, shares the cores; [SgemmSerial] never splits.
+// Every implementation validates the same way: bad dimensions or short
+// slices are errors, never crashes.
 //
 // Tensor math. Tensors are flat []float32. The transformer layer's
 // activations are channel-first [C, S] (element (c, s) at c*S+s) as in the

@@ -108,13 +108,32 @@ func RoundF16(x float32) float32 {
 // RoundF16Slice rounds every element of x to the nearest half-precision
 // value in place.
 func RoundF16Slice(x []float32) {
+	if len(x) < 2*f16Grain {
+		roundF16Range(x)
+		return
+	}
 	parallelFor(len(x), f16Grain, func(lo, hi int) {
 		roundF16Range(x[lo:hi])
 	})
 }
 
-func roundF16Range(x []float32) {
-	for i, v := range x {
+// RoundF16To stores in dst[i] the half-precision value nearest to src[i]
+// (as RoundF16 does) for the first min(len(dst), len(src)) elements, on the
+// calling goroutine and without allocating; dst may be src. On amd64 it
+// uses the F16C instructions.
+func RoundF16To(dst, src []float32) {
+	n := min(len(dst), len(src))
+	dst, src = dst[:n], src[:n]
+	i := roundF16Vec(dst, src)
+	roundF16Scalar(dst[i:], src[i:])
+}
+
+func roundF16Range(x []float32) { RoundF16To(x, x) }
+
+// roundF16Scalar is RoundF16To without vector instructions; len(dst) == len(src).
+func roundF16Scalar(dst, src []float32) {
+	x := dst
+	for i, v := range src {
 		b := math.Float32bits(v)
 		a := b &^ 0x80000000
 		if a-f32HalfNormal < f32HalfOver-f32HalfNormal {
@@ -152,14 +171,26 @@ func EncodeF16(dst []byte, src []float32) error {
 	if len(dst) < 2*len(src) {
 		return fmt.Errorf("cpu.EncodeF16: dst has %d bytes, need %d for %d values", len(dst), 2*len(src), len(src))
 	}
+	if len(src) < 2*f16Grain {
+		encodeF16Range(dst, src)
+		return nil
+	}
 	parallelFor(len(src), f16Grain, func(lo, hi int) {
 		encodeF16Range(dst[2*lo:2*hi], src[lo:hi])
 	})
 	return nil
 }
 
+// EncodeF16To is EncodeF16 on the calling goroutine, without allocating,
+// for the first min(len(dst)/2, len(src)) values.
+func EncodeF16To(dst []byte, src []float32) {
+	encodeF16Range(dst, src[:min(len(dst)/2, len(src))])
+}
+
 func encodeF16Range(dst []byte, src []float32) {
 	dst = dst[:2*len(src)]
+	i := encodeF16Vec(dst, src)
+	dst, src = dst[2*i:], src[i:]
 	for i, v := range src {
 		// f16Fast by hand: the compiler does not inline it here.
 		b := math.Float32bits(v)
@@ -188,13 +219,30 @@ func DecodeF16(dst []float32, src []byte) error {
 	if len(dst) < n {
 		return fmt.Errorf("cpu.DecodeF16: dst has %d values, need %d", len(dst), n)
 	}
+	if n < 2*f16Grain {
+		decodeF16Range(dst[:n], src)
+		return nil
+	}
 	parallelFor(n, f16Grain, func(lo, hi int) {
 		decodeF16Range(dst[lo:hi], src[2*lo:2*hi])
 	})
 	return nil
 }
 
+// DecodeF16To is DecodeF16 on the calling goroutine, without allocating,
+// for the first min(len(dst), len(src)/2) values.
+func DecodeF16To(dst []float32, src []byte) {
+	decodeF16Range(dst[:min(len(dst), len(src)/2)], src)
+}
+
 func decodeF16Range(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	i := decodeF16Vec(dst, src)
+	decodeF16Scalar(dst[i:], src[2*i:])
+}
+
+// decodeF16Scalar is decodeF16Range without vector instructions.
+func decodeF16Scalar(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
 	t := f16Table
 	for i := range dst {

@@ -13,6 +13,7 @@ type step struct {
 	outs   []*tensor    // its results
 	run    func() error // computes outs from their inputs; nil when the results alias an input
 	exact  bool         // results are copies of input values and need no rounding
+	fused  bool         // run rounds its results to fp16 itself (where they need it), piece by piece
 	round  []rounder    // the fp16 rounding passes run after run (FP16 mode)
 	flops  float64      // floating-point operations per eval, for reports
 	result string       // first result name
@@ -31,6 +32,10 @@ type compiler struct {
 	opts  ane.Options        // numerics
 	env   map[string]*tensor // every value defined so far
 	steps []step             // in program order
+	// concatParts maps the result of a concat that lays its values end to end (one block each) to
+	// those values, so that an output concat can be written to its surface from the parts.
+	concatParts map[*tensor][]*tensor
+	plan        *planner // the buffers of op results
 }
 
 // errorf returns an error that names op's MIL position, kind and first result.
@@ -210,7 +215,7 @@ func (c *compiler) result(op *mil.Op, i int) (*tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.data = make([]float32, numel(t.shape))
+	t.data = c.plan.alloc(t.name, numel(t.shape))
 	return t, nil
 }
 
@@ -235,11 +240,12 @@ func (c *compiler) resultNoBuf(op *mil.Op, i int) (*tensor, error) {
 func (c *compiler) add(s step) {
 	for _, t := range s.outs {
 		c.env[t.name] = t
+		c.plan.view(t.name, t.data)
 	}
 	if len(s.op.Results) > 0 && s.op.Results[0] != nil {
 		s.result = s.op.Results[0].Name
 	}
-	if !s.exact && isFloatStep(s) {
+	if !s.exact && !s.fused && isFloatStep(s) {
 		for _, t := range s.outs {
 			if isFloat16(t.dtype) {
 				x := t.data
@@ -249,6 +255,9 @@ func (c *compiler) add(s step) {
 	}
 	c.steps = append(c.steps, s)
 }
+
+// rounds reports whether results of type t are rounded to fp16: FP16 numerics and an fp16 dtype.
+func (c *compiler) rounds(t *tensor) bool { return c.opts.Numerics == ane.FP16 && isFloat16(t.dtype) }
 
 // isFloatStep reports whether a step's rounding can matter: aliasing steps hold input values already.
 func isFloatStep(s step) bool { return s.run != nil }

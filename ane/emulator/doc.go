@@ -9,6 +9,11 @@
 // the output surfaces, allocating nothing. Reshape, expand_dims, squeeze and slices or splits that are
 // contiguous share their input's buffer instead of copying.
 //
+// Memory (plan.go): op results take their buffers from a pool at compile time, and a buffer whose
+// values have all been read goes back to it, so a kernel holds only what is live at once. Surface
+// transfers (io.go) convert fp16 bytes directly with the vectorised conversions of package cpu; an
+// output that is a concat of whole channel blocks is written from its parts and the concat never runs.
+//
 // Numerics (ane.Options.Numerics):
 //
 //   - FP16 (the default) follows the ANE: every op's result is rounded to fp16, round half to even,
@@ -19,9 +24,12 @@
 // With ane.Options.CheckNumerics, Eval stops at the first op whose result holds inf or NaN and reports
 // its result name, op kind, MIL line and the eval count — the diagnosis the real ANE never gives.
 //
-// Speed: 1x1 convs, linear and matmuls (one call per head) go through cpu.Sgemm, whatever BLAS the cpu
-// package chose; general convs gather patches (im2col) first. Elementwise ops, reductions, softmax,
-// transposes and the fp16 rounding passes are split over a fixed pool of GOMAXPROCS goroutines, which
-// never runs while a BLAS call is running, so the two do not oversubscribe the cores. Eval checks its
-// context between ops. PeakFLOPS is the measured rate of a 512x512x512 sgemm.
+// Speed: 1x1 convs, linear and single matmuls go through cpu.Sgemm, whatever BLAS the cpu package
+// chose (which splits large products over goroutines itself when the library is single-threaded);
+// batched matmuls (one product per head) run their batches in parallel, one cpu.SgemmSerial each;
+// general convs gather patches (im2col) first. Elementwise ops, reductions, softmax, transposes and
+// surface transfers are split over a fixed pool of GOMAXPROCS goroutines. In FP16 mode elementwise ops
+// and batched matmuls round each piece of their result as they finish it (vectorised, cpu.RoundF16To);
+// other ops get a separate parallel rounding pass. Eval checks its context between ops. PeakFLOPS is
+// the measured rate of a 512x512x512 sgemm.
 package emulator

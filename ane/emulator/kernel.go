@@ -18,6 +18,8 @@ type Kernel struct {
 	inT    []*tensor      // the input values, read from ins at each Eval
 	outT   []*tensor      // the output values, written to outs after each Eval
 	steps  []step         // the ops, in order
+	inX    []*transfer    // reads the input surfaces into inT
+	outX   []*transfer    // writes outT (or the parts of an output concat) to the output surfaces
 	fp16   bool           // round results to fp16 (ane.FP16)
 	check  bool           // report the first result holding inf or NaN
 	evals  int            // Eval calls so far
@@ -29,7 +31,7 @@ var _ ane.Kernel = (*Kernel)(nil)
 
 // compileFunc builds the kernel of main function fn.
 func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options) (*Kernel, error) {
-	c := &compiler{fn: fn, w: w, opts: opts, env: map[string]*tensor{}}
+	c := &compiler{fn: fn, w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{}, plan: newPlanner(fn)}
 	k := &Kernel{fp16: opts.Numerics == ane.FP16, check: opts.CheckNumerics}
 	for _, in := range fn.Inputs {
 		if in == nil {
@@ -44,10 +46,11 @@ func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options) (*Kernel, error)
 		k.ins = append(k.ins, s)
 		k.inT = append(k.inT, t)
 	}
-	for _, op := range fn.Ops {
+	for i, op := range fn.Ops {
 		if op == nil {
 			continue
 		}
+		c.plan.release(i)
 		if op.Kind == "const" {
 			if err := c.constOp(op); err != nil {
 				return nil, err
@@ -66,6 +69,8 @@ func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options) (*Kernel, error)
 		c.add(s)
 		k.flops += s.flops
 	}
+	used := usedNames(fn)
+	elide := map[*tensor]bool{} // output concats written from their parts
 	for _, ref := range fn.Outputs {
 		t, ok := c.env[ref.Name]
 		if !ok {
@@ -78,9 +83,49 @@ func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options) (*Kernel, error)
 		}
 		k.outs = append(k.outs, s)
 		k.outT = append(k.outT, t)
+		segs := []ioPiece{{data: t.data}}
+		if parts := c.concatParts[t]; parts != nil && !used[ref.Name] {
+			segs = segs[:0]
+			off := 0
+			for _, p := range parts {
+				segs = append(segs, ioPiece{data: p.data, off: off})
+				off += len(p.data) * s.ElemSize()
+			}
+			elide[t] = true
+		}
+		k.outX = append(k.outX, newTransfer(s, segs, false))
 	}
-	k.steps = c.steps
+	for i, s := range k.ins {
+		k.inX = append(k.inX, newTransfer(s, []ioPiece{{data: k.inT[i].data}}, true))
+	}
+	for _, s := range c.steps {
+		if len(s.outs) == 1 && elide[s.outs[0]] {
+			continue
+		}
+		k.steps = append(k.steps, s)
+	}
 	return k, nil
+}
+
+// usedNames returns the names that fn's ops read.
+func usedNames(fn *mil.Func) map[string]bool {
+	used := map[string]bool{}
+	for _, op := range fn.Ops {
+		if op == nil {
+			continue
+		}
+		for _, a := range op.Args {
+			if a == nil {
+				continue
+			}
+			for _, o := range a.Operands {
+				if o.Ref != nil {
+					used[o.Ref.Name] = true
+				}
+			}
+		}
+	}
+	return used
 }
 
 // constOp defines the tensor of a const op; string and other non-tensor constants are left to the ops
@@ -129,8 +174,8 @@ func (k *Kernel) Eval(ctx context.Context) error {
 		return fmt.Errorf("emulator: eval: %w", ane.ErrClosed)
 	}
 	k.evals++
-	for i, s := range k.ins {
-		if err := s.ReadChannels(0, s.Channels(), k.inT[i].data); err != nil {
+	for _, x := range k.inX {
+		if err := x.run(); err != nil {
 			return fmt.Errorf("emulator: eval %d: %w", k.evals, err)
 		}
 	}
@@ -155,8 +200,8 @@ func (k *Kernel) Eval(ctx context.Context) error {
 			}
 		}
 	}
-	for i, s := range k.outs {
-		if err := s.WriteChannels(0, s.Channels(), k.outT[i].data); err != nil {
+	for _, x := range k.outX {
+		if err := x.run(); err != nil {
 			return fmt.Errorf("emulator: eval %d: %w", k.evals, err)
 		}
 	}

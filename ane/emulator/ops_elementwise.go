@@ -146,14 +146,18 @@ func binaryOp(code binCode) builder {
 		xd, yd, od := x.data, y.data, out.data
 		n, ia, ib := p.inner, p.inc[0], p.inc[1]
 		oa, ob := p.off[0], p.off[1]
+		rnd := c.rounds(out)
 		body := func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				a := xd[oa[r]:]
 				b := yd[ob[r]:]
 				binRun(code, od[r*n:(r+1)*n], a, ia, b, ib)
 			}
+			if rnd {
+				roundSlice(od[lo*n : hi*n])
+			}
 		}
-		return step{outs: []*tensor{out}, flops: float64(numel(want)),
+		return step{outs: []*tensor{out}, flops: float64(numel(want)), fused: true,
 			run: func() error { parallel(p.rows, rowsGrain(n), body); return nil }}, nil
 	}
 }
@@ -365,8 +369,14 @@ func unaryOp(c *compiler, op *mil.Op) (step, error) {
 		return step{}, opErr(op, "op %s is not supported by the emulator", op.Kind)
 	}
 	xd, od := x.data, out.data
-	body := func(lo, hi int) { f(od[lo:hi], xd[lo:hi]) }
-	return step{outs: []*tensor{out}, flops: cost * float64(len(od)),
+	rnd := c.rounds(out)
+	body := func(lo, hi int) {
+		f(od[lo:hi], xd[lo:hi])
+		if rnd {
+			roundSlice(od[lo:hi])
+		}
+	}
+	return step{outs: []*tensor{out}, flops: cost * float64(len(od)), fused: true,
 		run: func() error { parallel(len(od), 1<<13, body); return nil }}, nil
 }
 

@@ -70,9 +70,27 @@ func matmulOp(c *compiler, op *mil.Op) (step, error) {
 		return step{}, err
 	}
 	xd, yd, od := x.data, y.data, out.data
-	return step{outs: []*tensor{out}, flops: 2 * float64(nb*m*n*k), run: func() error {
-		for b := 0; b < nb; b++ {
-			if err := cpu.Sgemm(tx, ty, m, n, k, 1, xd[xoff[b]:], xc, yd[yoff[b]:], yc, 0, od[b*m*n:], n); err != nil {
+	flops := 2 * float64(nb*m*n*k)
+	if nb == 1 {
+		return step{outs: []*tensor{out}, flops: flops, run: func() error {
+			return cpu.Sgemm(tx, ty, m, n, k, 1, xd[xoff[0]:], xc, yd[yoff[0]:], yc, 0, od, n)
+		}}, nil
+	}
+	// Batches (heads) run in parallel, one single-threaded product each, rounded as each finishes.
+	rnd := c.rounds(out)
+	errs := make([]error, nb)
+	body := func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			errs[b] = cpu.SgemmSerial(tx, ty, m, n, k, 1, xd[xoff[b]:], xc, yd[yoff[b]:], yc, 0, od[b*m*n:], n)
+			if rnd {
+				roundSlice(od[b*m*n : (b+1)*m*n])
+			}
+		}
+	}
+	return step{outs: []*tensor{out}, flops: flops, fused: true, run: func() error {
+		parallel(nb, 1, body)
+		for _, err := range errs {
+			if err != nil {
 				return err
 			}
 		}

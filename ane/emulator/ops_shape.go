@@ -26,7 +26,7 @@ func aliasOp(c *compiler, op *mil.Op) (step, error) {
 
 // viewStep makes out the strided view (dims of out, str, off) of x: an alias when the view is one
 // contiguous run of x, else a gather into out's own buffer.
-func viewStep(out, x *tensor, str []int, off int) step {
+func viewStep(c *compiler, out, x *tensor, str []int, off int) step {
 	g := newGather(out.shape, str, off, nil, x.data)
 	if g.n == 0 {
 		out.data = x.data[:0]
@@ -36,7 +36,7 @@ func viewStep(out, x *tensor, str []int, off int) step {
 		out.data = x.data[off : off+g.n]
 		return step{outs: []*tensor{out}, exact: true}
 	}
-	out.data = make([]float32, g.n)
+	out.data = c.plan.alloc(out.name, g.n)
 	g.dst = out.data
 	return step{outs: []*tensor{out}, exact: true, run: func() error { g.run(); return nil }}
 }
@@ -70,7 +70,7 @@ func transposeOp(c *compiler, op *mil.Op) (step, error) {
 	if err := checkShape(op, "result", out.shape, want); err != nil {
 		return step{}, err
 	}
-	return viewStep(out, x, str, 0), nil
+	return viewStep(c, out, x, str, 0), nil
 }
 
 // sliceOp builds slice_by_size and slice_by_index.
@@ -132,8 +132,8 @@ func sliceOp(c *compiler, op *mil.Op) (step, error) {
 		off += start[i] * st[i]
 	}
 	// The view is walked over count (squeezed dims have extent 1 and do not change the order).
-	view := &tensor{shape: count}
-	s := viewStep(view, x, str, off)
+	view := &tensor{name: out.name, shape: count}
+	s := viewStep(c, view, x, str, off)
 	out.data = view.data
 	s.outs = []*tensor{out}
 	return s, nil
@@ -186,6 +186,9 @@ func concatOp(c *compiler, op *mil.Op) (step, error) {
 	}
 	if total != out.shape[a] {
 		return step{}, opErr(op, "values add up to %d along axis %d, the result has %d", total, a, out.shape[a])
+	}
+	if !inter && outer == 1 {
+		c.concatParts[out] = vals
 	}
 	od := out.data
 	srcs := make([][]float32, len(vals))
@@ -263,7 +266,7 @@ func splitOp(c *compiler, op *mil.Op) (step, error) {
 		if pos+out.shape[a] > x.shape[a] {
 			return step{}, opErr(op, "results take more than x's %d along axis %d", x.shape[a], a)
 		}
-		s := viewStep(out, x, st, pos*st[a])
+		s := viewStep(c, out, x, st, pos*st[a])
 		pos += out.shape[a]
 		all = append(all, out)
 		if s.run != nil {

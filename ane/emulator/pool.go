@@ -7,7 +7,7 @@ import (
 
 // The emulator spreads loops over a fixed set of worker goroutines, started once, so that a steady-state
 // Eval starts no goroutines and allocates nothing. Work runs on at most GOMAXPROCS goroutines (the
-// caller included), and never while a BLAS call is running, so the two never oversubscribe the cores.
+// caller included); pieces may call the BLAS (single-threaded products, cpu.SgemmSerial).
 
 // chunk is one piece of a parallel loop.
 type chunk struct {

@@ -70,11 +70,7 @@ func round16(x float32) float32 {
 func round16Slow(x float32) float32 { return cpu.RoundF16(x) }
 
 // roundSlice rounds every element of x to fp16.
-func roundSlice(x []float32) {
-	for i, v := range x {
-		x[i] = round16(v)
-	}
-}
+func roundSlice(x []float32) { cpu.RoundF16To(x, x) }
 
 // isFloat16 reports whether values of dtype d are stored in half precision.
 func isFloat16(d mil.DType) bool { return d == mil.FP16 }

@@ -1,0 +1,98 @@
+package emulator
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/mil"
+)
+
+// Surface transfers convert between a surface's bytes and float32 tensor buffers directly, in pieces
+// spread over the worker pool, with the vectorised fp16 conversions of package cpu. An output that is
+// a concat of whole blocks (concat along the first axis of size above one, the channels of a
+// [1, C, 1, S] result) is written from its parts: the concat itself never runs.
+
+// ioGrain is the number of elements one transfer piece converts.
+const ioGrain = 1 << 15
+
+// ioPiece is one run of values between a tensor buffer and a surface: elements data, at byte offset
+// off of the surface.
+type ioPiece struct {
+	data []float32 // the tensor's values
+	off  int       // byte offset in the surface
+}
+
+// transfer moves the values of a list of pieces between one surface and its tensors.
+type transfer struct {
+	surf   *ane.Surface
+	fp16   bool      // surface dtype: fp16, else fp32
+	pieces []ioPiece // at most ioGrain elements each
+	buf    []byte    // the surface's bytes during a transfer
+	read   bool      // surface to tensors (an input), else tensors to surface
+	body   func(lo, hi int)
+}
+
+// newTransfer prepares the transfer of segs (tensor buffers at byte offsets) to or from s.
+func newTransfer(s *ane.Surface, segs []ioPiece, read bool) *transfer {
+	t := &transfer{surf: s, fp16: s.Type().DType == mil.FP16, read: read}
+	for _, sg := range segs {
+		es := 4
+		if t.fp16 {
+			es = 2
+		}
+		for lo := 0; lo < len(sg.data); lo += ioGrain {
+			hi := min(lo+ioGrain, len(sg.data))
+			t.pieces = append(t.pieces, ioPiece{data: sg.data[lo:hi], off: sg.off + lo*es})
+		}
+	}
+	t.body = func(lo, hi int) {
+		for _, p := range t.pieces[lo:hi] {
+			t.move(p)
+		}
+	}
+	return t
+}
+
+// move converts one piece.
+func (t *transfer) move(p ioPiece) {
+	if t.fp16 {
+		b := t.buf[p.off : p.off+2*len(p.data)]
+		if t.read {
+			cpu.DecodeF16To(p.data, b)
+		} else {
+			cpu.EncodeF16To(b, p.data)
+		}
+		return
+	}
+	b := t.buf[p.off : p.off+4*len(p.data)]
+	for i := range p.data {
+		if t.read {
+			p.data[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		} else {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(p.data[i]))
+		}
+	}
+}
+
+// run does the transfer.
+func (t *transfer) run() error {
+	mem := t.surf.Memory()
+	if err := mem.Lock(t.read); err != nil {
+		return fmt.Errorf("surface %q: lock: %v", t.surf.Name(), err)
+	}
+	t.buf = mem.Bytes()
+	var err error
+	if len(t.buf) != t.surf.Bytes() {
+		err = fmt.Errorf("surface %q: memory holds %d bytes, want %d", t.surf.Name(), len(t.buf), t.surf.Bytes())
+	} else {
+		parallel(len(t.pieces), 1, t.body)
+	}
+	t.buf = nil
+	if uerr := mem.Unlock(t.read); uerr != nil && err == nil {
+		err = fmt.Errorf("surface %q: unlock: %v", t.surf.Name(), uerr)
+	}
+	return err
+}

@@ -1,0 +1,125 @@
+package emulator
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/anestar/anestar/mil"
+)
+
+// Memory plan. Op results get their buffers from a pool at compile time: a buffer whose values are
+// no longer read (every tensor in it, views included, has had its last use) goes back to the pool and
+// the next result that fits reuses it. Inputs, constants, outputs and the parts of an output concat
+// keep buffers of their own for the kernel's life. This bounds a kernel's memory by the values live
+// at once rather than by all values of the program.
+
+// buffer is one planned allocation.
+type buffer struct {
+	data []float32 // the storage, at its full capacity
+	last int       // index in main's ops of the last op that reads a value stored here
+}
+
+// forever is the last use of values read after the ops (outputs).
+const forever = math.MaxInt
+
+// planner hands out and takes back buffers as compilation walks the ops.
+type planner struct {
+	lastUse map[string]int // value name -> index of the last op reading it
+	live    []*buffer      // buffers holding values still to be read
+	free    []*buffer      // buffers available for reuse
+}
+
+// newPlanner computes the last use of every value of fn.
+func newPlanner(fn *mil.Func) *planner {
+	p := &planner{lastUse: map[string]int{}}
+	outs := map[string]bool{}
+	for _, r := range fn.Outputs {
+		outs[r.Name] = true
+		p.lastUse[r.Name] = forever
+	}
+	for i, op := range fn.Ops {
+		if op == nil {
+			continue
+		}
+		// The operands of an op that makes an output may be written to the output surface directly.
+		keep := false
+		for _, r := range op.Results {
+			keep = keep || (r != nil && outs[r.Name])
+		}
+		for _, a := range op.Args {
+			if a == nil {
+				continue
+			}
+			for _, o := range a.Operands {
+				if o.Ref == nil {
+					continue
+				}
+				if keep {
+					p.lastUse[o.Ref.Name] = forever
+				} else if p.lastUse[o.Ref.Name] < i {
+					p.lastUse[o.Ref.Name] = i
+				}
+			}
+		}
+	}
+	return p
+}
+
+// release returns the buffers whose values are all read by the time op index i runs.
+func (p *planner) release(i int) {
+	keep := p.live[:0]
+	for _, b := range p.live {
+		if b.last < i {
+			p.free = append(p.free, b)
+		} else {
+			keep = append(keep, b)
+		}
+	}
+	clear(p.live[len(keep):])
+	p.live = keep
+}
+
+// alloc returns n zeroed elements for value name: the smallest free buffer that holds them, or a new one.
+func (p *planner) alloc(name string, n int) []float32 {
+	best := -1
+	for i, b := range p.free {
+		if cap(b.data) >= n && (best < 0 || cap(b.data) < cap(p.free[best].data)) {
+			best = i
+		}
+	}
+	var b *buffer
+	if best >= 0 {
+		b = p.free[best]
+		p.free = append(p.free[:best], p.free[best+1:]...)
+		clear(b.data[:n])
+	} else {
+		b = &buffer{data: make([]float32, n)}
+	}
+	b.last = p.last(name)
+	p.live = append(p.live, b)
+	return b.data[:n]
+}
+
+// last is the last use of value name, -1 when nothing reads it.
+func (p *planner) last(name string) int {
+	if l, ok := p.lastUse[name]; ok {
+		return l
+	}
+	return -1
+}
+
+// view records that value name is stored in data (a view of another value, or its own buffer): a
+// planned buffer holding data lives at least until name's last use.
+func (p *planner) view(name string, data []float32) {
+	if len(data) == 0 {
+		return
+	}
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	for _, b := range p.live {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(b.data)))
+		if at >= lo && at < lo+uintptr(cap(b.data))*4 {
+			b.last = max(b.last, p.last(name))
+			return
+		}
+	}
+}
