@@ -40,7 +40,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.set, "set", nil, "set a script parameter, `KEY=VALUE` (VALUE a Starlark literal; repeatable)")
 	fs.BoolVar(&o.quiet, "quiet", false, "discard the script's print output; show only what was checked")
 	fs.BoolVar(&o.resume, "resume", false, "check the script's resume path (process.resume)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed of the random generator")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the random generator; for a script with a seed parameter, the same as --set seed=N")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help and the script's parameters")
 	// The numerics flags of run change no shape; check accepts and ignores them, so that a run's
 	// command line can be checked by changing only the command.
@@ -91,6 +91,9 @@ func checkScript(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	overrides, err := builtins.ParseSet(o.set)
+	if err == nil {
+		err = applySeedFlag(script, fs.Changed("seed"), o.seed, overrides)
+	}
 	if err == nil {
 		err = checkSettings(script, overrides)
 	}

@@ -53,7 +53,7 @@ func runFlags(o *runOptions) *pflag.FlagSet {
 	fs.StringVar(&o.backend, "backend", "auto", "where kernels run: auto, ane or emulator")
 	fs.StringArrayVar(&o.set, "set", nil, "set a script parameter, `KEY=VALUE` (VALUE a Starlark literal; repeatable)")
 	fs.BoolVar(&o.resume, "resume", false, "continue from the script's checkpoint (process.resume)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed of the random generator")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the random generator; for a script with a seed parameter, the same as --set seed=N")
 	fs.BoolVar(&o.fp32, "fp32", false, "emulator: compute in plain fp32, without fp16 rounding")
 	fs.BoolVar(&o.checkNumerics, "check-numerics", false, "emulator: fail at the first op whose output holds inf or NaN")
 	fs.BoolVar(&o.quiet, "quiet", false, "discard print and progress output (errors still show)")
@@ -100,6 +100,10 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 	}
 	overrides, err := builtins.ParseSet(o.set)
 	if err != nil {
+		fmt.Fprintf(stderr, "anestar run: %v\n", err)
+		return exitUsage
+	}
+	if err := applySeedFlag(script, fs.Changed("seed"), o.seed, overrides); err != nil {
 		fmt.Fprintf(stderr, "anestar run: %v\n", err)
 		return exitUsage
 	}
