@@ -31,6 +31,7 @@ func (s *session) processModule() *moduleDef {
 		vals: valueMap{
 			"args":    args,
 			"argv":    argv,
+			"script":  starlark.String(s.cfg.Script),
 			"resume":  starlark.Bool(s.cfg.Resume),
 			"seed":    starlark.MakeUint64(s.cfg.Seed),
 			"quiet":   starlark.Bool(s.cfg.Quiet),
@@ -40,6 +41,8 @@ func (s *session) processModule() *moduleDef {
 			{sig: "params()", doc: "The struct that params() returned, or None before the script called it.", fn: s.processParams},
 			{sig: "args", doc: "The positional arguments after the script name, a tuple of strings."},
 			{sig: "argv", doc: "The command line process.exec restarts with, a tuple of strings."},
+			{sig: "script", doc: "The path of the script being run, as given: for finding files that ship beside it " +
+				"(paths in parameters are the user's, relative to the working directory)."},
 			{sig: "resume", doc: "True when the run was started with --resume: continue from the checkpoint."},
 			{sig: "seed", doc: "The seed of the run's random generator (--seed)."},
 			{sig: "quiet", doc: "True with --quiet."},
