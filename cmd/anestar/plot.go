@@ -211,6 +211,8 @@ func buildPlot(o *plotOptions, notes io.Writer) (*plot.Plot, []plotSeries, error
 		p.X.Label.Text = "line"
 	}
 	p.Y.Label.Text = strings.Join(o.ys, ", ")
+	p.X.Tick.Marker = niceTicks{}
+	p.Y.Tick.Marker = niceTicks{}
 	if o.logy {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = logTicks{}
@@ -421,6 +423,38 @@ func addLines(p *plot.Plot, xs, ys, smooth []float64, smoothed bool, c color.Col
 	top.Dashes = dashes
 	p.Add(raw, top)
 	return top, nil
+}
+
+// niceTicks marks a linear axis every 1, 2 or 5 times a power of ten, whichever gives five to ten
+// labels, with unlabelled minor ticks between; labels are as short as the values allow ("50", not
+// "50.00"). (gonum's default ticks label few values and print them with fixed decimals.)
+type niceTicks struct{}
+
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return nil
+	}
+	step := math.Pow10(int(math.Floor(math.Log10((hi - lo) / 5))))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if (hi-lo)/(m*step) <= 10 {
+			step *= m
+			break
+		}
+	}
+	minor := step / 5
+	if step/math.Pow10(int(math.Floor(math.Log10(step)))) == 2 {
+		minor = step / 4
+	}
+	var ticks []plot.Tick
+	for i := math.Ceil(lo / minor); i*minor <= hi; i++ {
+		v := i * minor
+		t := plot.Tick{Value: v}
+		if k := math.Round(v / step); math.Abs(v-k*step) < minor/2 {
+			t.Label = strconv.FormatFloat(k*step, 'g', 6, 64)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }
 
 // logTicks marks a log axis at 1, 2 and 5 times the powers of ten, or at the

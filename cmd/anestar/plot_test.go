@@ -393,3 +393,27 @@ func TestFinitePoints(t *testing.T) {
 		t.Errorf("log: %v %v dropped %d", fx, fy, dropped)
 	}
 }
+
+// TestNiceTicks checks the labels of a linear axis: round steps of 1, 2 or 5 times a power of ten, five
+// to ten of them, printed without needless decimals.
+func TestNiceTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 299, "0 50 100 150 200 250"},
+		{0.0004, 0.021, "0.005 0.01 0.015 0.02"},
+		{-3, 3, "-3 -2 -1 0 1 2 3"},
+		{1, 1, ""},
+	} {
+		var labels []string
+		for _, tk := range (niceTicks{}).Ticks(c.lo, c.hi) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != c.want {
+			t.Errorf("ticks(%g, %g) labelled %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
+}
