@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/mil"
@@ -46,29 +45,13 @@ func (s *Surface) access(readOnly bool, f func(b []byte)) error {
 	return nil
 }
 
-// The conversions below run element by element on the calling goroutine: surface accesses happen inside
-// Eval, which must not allocate, and the bulk helpers of package cpu start goroutines.
-
-var (
-	f16Once  sync.Once
-	f16Table *[1 << 16]float32 // every fp16 bit pattern's value
-)
-
-func buildF16Table() {
-	t := new([1 << 16]float32)
-	for i := range t {
-		t[i] = cpu.F16ToF32(uint16(i))
-	}
-	f16Table = t
-}
+// The conversions below run on the calling goroutine and allocate nothing (cpu's EncodeF16To and
+// DecodeF16To): surface accesses happen inside Eval, which must not allocate.
 
 // encode stores src as consecutive elements of dtype d in dst.
 func encode(d mil.DType, dst []byte, src []float32) {
 	if d == mil.FP16 {
-		dst = dst[:2*len(src)]
-		for i, v := range src {
-			binary.LittleEndian.PutUint16(dst[2*i:], cpu.F32ToF16(v))
-		}
+		cpu.EncodeF16To(dst[:2*len(src)], src)
 		return
 	}
 	for i, v := range src {
@@ -79,11 +62,7 @@ func encode(d mil.DType, dst []byte, src []float32) {
 // decode loads consecutive elements of dtype d from src into dst.
 func decode(d mil.DType, dst []float32, src []byte) {
 	if d == mil.FP16 {
-		f16Once.Do(buildF16Table)
-		src = src[:2*len(dst)]
-		for i := range dst {
-			dst[i] = f16Table[binary.LittleEndian.Uint16(src[2*i:])]
-		}
+		cpu.DecodeF16To(dst, src[:2*len(dst)])
 		return
 	}
 	for i := range dst {

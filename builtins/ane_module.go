@@ -19,9 +19,9 @@ func (s *session) aneModule() *moduleDef {
 				"process's compile budget (about 100 on the ANE); the program cannot change afterwards. In a dry run " +
 				"(process.dry_run) it only checks the program and its weights: the kernel's surfaces exist, its eval is " +
 				"an error, and nothing counts.", fn: s.aneCompile},
-			{sig: "backend()", doc: "The backend's name: \"ane\" or \"emulator\".", fn: s.aneBackend},
-			{sig: "compiles()", doc: "The number of compiles this process has done on the backend.", fn: s.aneCompiles},
-			{sig: "peak_flops()", doc: "The backend's nominal peak in FLOP/s, for utilisation figures.", fn: s.anePeak},
+			{sig: "backend()", doc: "The backend's name: \"ane\" or \"emulator\".", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.String(be.Name()) })},
+			{sig: "compiles()", doc: "The number of compiles this process has done on the backend.", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.MakeInt(be.Compiles()) })},
+			{sig: "peak_flops()", doc: "The backend's nominal peak in FLOP/s, for utilisation figures.", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.Float(be.PeakFLOPS()) })},
 		},
 	}
 }
@@ -66,37 +66,18 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 	return kv, nil
 }
 
-func (s *session) aneBackend(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
-		return nil, err
+// aneQuery returns a builtin that takes no arguments and answers f of the session's backend.
+func (s *session) aneQuery(f func(ane.Backend) starlark.Value) impl {
+	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+			return nil, err
+		}
+		be, err := s.getBackend(b.Name())
+		if err != nil {
+			return nil, err
+		}
+		return f(be), nil
 	}
-	be, err := s.getBackend(b.Name())
-	if err != nil {
-		return nil, err
-	}
-	return starlark.String(be.Name()), nil
-}
-
-func (s *session) aneCompiles(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
-		return nil, err
-	}
-	be, err := s.getBackend(b.Name())
-	if err != nil {
-		return nil, err
-	}
-	return starlark.MakeInt(be.Compiles()), nil
-}
-
-func (s *session) anePeak(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
-		return nil, err
-	}
-	be, err := s.getBackend(b.Name())
-	if err != nil {
-		return nil, err
-	}
-	return starlark.Float(be.PeakFLOPS()), nil
 }
 
 // kernel is a compiled program.
@@ -241,26 +222,31 @@ func (s *surface) Attr(name string) (starlark.Value, error) {
 
 func recvSurface(b *starlark.Builtin) *ane.Surface { return b.Receiver().(*surface).s }
 
-// wholeChannels returns how many channels t's elements fill.
-func wholeChannels(fn string, s *ane.Surface, t *Tensor) (int, error) {
-	if t.Size()%s.Spatial() != 0 {
-		return 0, fmt.Errorf("%s: %s has %d elements, not a whole number of channels of %d", fn, t, t.Size(), s.Spatial())
+// surfTensorArgs unpacks the (t, channel = 0) arguments of write and read_into, checks that t
+// holds whole channels of the surface and is usable (readable for a write, writable for a
+// read), and returns the surface, t, the first channel and the number of channels t fills.
+func surfTensorArgs(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, write bool) (s *ane.Surface, t *Tensor, ch, n int, err error) {
+	s = recvSurface(b)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "t", &t, "channel?", &ch); err != nil {
+		return nil, nil, 0, 0, err
 	}
-	return t.Size() / s.Spatial(), nil
+	if t.Size()%s.Spatial() != 0 {
+		return nil, nil, 0, 0, fmt.Errorf("%s: %s has %d elements, not a whole number of channels of %d", b.Name(), t, t.Size(), s.Spatial())
+	}
+	if write {
+		err = t.readable(b.Name())
+	} else {
+		err = t.writable(b.Name())
+	}
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	return s, t, ch, t.Size() / s.Spatial(), nil
 }
 
 func surfWrite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	s := recvSurface(b)
-	var t *Tensor
-	ch := 0
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "t", &t, "channel?", &ch); err != nil {
-		return nil, err
-	}
-	n, err := wholeChannels(b.Name(), s, t)
+	s, t, ch, n, err := surfTensorArgs(b, args, kwargs, true)
 	if err != nil {
-		return nil, err
-	}
-	if err := t.readable(b.Name()); err != nil {
 		return nil, err
 	}
 	if err := s.WriteChannels(ch, n, t.data); err != nil {
@@ -293,17 +279,8 @@ func surfRead(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 }
 
 func surfReadInto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	s := recvSurface(b)
-	var t *Tensor
-	ch := 0
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "t", &t, "channel?", &ch); err != nil {
-		return nil, err
-	}
-	n, err := wholeChannels(b.Name(), s, t)
+	s, t, ch, n, err := surfTensorArgs(b, args, kwargs, false)
 	if err != nil {
-		return nil, err
-	}
-	if err := t.writable(b.Name()); err != nil {
 		return nil, err
 	}
 	if err := s.ReadChannels(ch, n, t.data); err != nil {

@@ -48,16 +48,13 @@ func cpuRMSNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	C, S := channels2D(x)
-	if err := sameShape(b.Name(), out, x); err != nil {
+	if err := sameShapes(b.Name(), x, out); err != nil {
 		return nil, err
 	}
 	if w.Size() != C {
 		return nil, fmt.Errorf("%s: w has %d values, x %s has %d channels", b.Name(), w.Size(), x, C)
 	}
-	if err := readableAll(b.Name(), x, w); err != nil {
-		return nil, err
-	}
-	if err := out.writable(b.Name()); err != nil {
+	if err := readWrite(b.Name(), []*Tensor{x, w}, out); err != nil {
 		return nil, err
 	}
 	if err := cpu.RMSNorm(out.data, x.data, w.data, C, S, float32(eps)); err != nil {
@@ -73,18 +70,13 @@ func cpuRMSNormBackward(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 		return nil, err
 	}
 	C, S := channels2D(x)
-	for _, t := range []*Tensor{dx, dy} {
-		if err := sameShape(b.Name(), t, x); err != nil {
-			return nil, err
-		}
+	if err := sameShapes(b.Name(), x, dx, dy); err != nil {
+		return nil, err
 	}
 	if w.Size() != C || dw.Size() != C {
 		return nil, fmt.Errorf("%s: w has %d values and dw %d, x %s has %d channels", b.Name(), w.Size(), dw.Size(), x, C)
 	}
-	if err := readableAll(b.Name(), dy, x, w); err != nil {
-		return nil, err
-	}
-	if err := writableAll(b.Name(), dx, dw); err != nil {
+	if err := readWrite(b.Name(), []*Tensor{dy, x, w}, dx, dw); err != nil {
 		return nil, err
 	}
 	if err := cpu.RMSNormBackward(dx.data, dw.data, dy.data, x.data, w.data, C, S, float32(eps)); err != nil {
@@ -127,13 +119,10 @@ func cpuActivation(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err != nil {
 		return nil, err
 	}
-	if err := sameShape(b.Name(), y, x); err != nil {
+	if err := sameShapes(b.Name(), x, y); err != nil {
 		return nil, err
 	}
-	if err := x.readable(b.Name()); err != nil {
-		return nil, err
-	}
-	if err := y.writable(b.Name()); err != nil {
+	if err := readWrite(b.Name(), []*Tensor{x}, y); err != nil {
 		return nil, err
 	}
 	if err := a.Forward(y.data, x.data); err != nil {
@@ -153,15 +142,10 @@ func cpuActivationBackward(_ *starlark.Thread, b *starlark.Builtin, args starlar
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range []*Tensor{dx, dy} {
-		if err := sameShape(b.Name(), t, x); err != nil {
-			return nil, err
-		}
-	}
-	if err := readableAll(b.Name(), dy, x); err != nil {
+	if err := sameShapes(b.Name(), x, dx, dy); err != nil {
 		return nil, err
 	}
-	if err := dx.writable(b.Name()); err != nil {
+	if err := readWrite(b.Name(), []*Tensor{dy, x}, dx); err != nil {
 		return nil, err
 	}
 	if err := a.Backward(dx.data, dy.data, x.data); err != nil {
@@ -186,13 +170,10 @@ func cpuSoftmax(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	if err != nil {
 		return nil, err
 	}
-	if err := sameShape(b.Name(), y, x); err != nil {
+	if err := sameShapes(b.Name(), x, y); err != nil {
 		return nil, err
 	}
-	if err := x.readable(b.Name()); err != nil {
-		return nil, err
-	}
-	if err := y.writable(b.Name()); err != nil {
+	if err := readWrite(b.Name(), []*Tensor{x}, y); err != nil {
 		return nil, err
 	}
 	if err := cpu.Softmax(y.data, x.data, r, c); err != nil {
@@ -210,15 +191,10 @@ func cpuSoftmaxBackward(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range []*Tensor{dx, dy} {
-		if err := sameShape(b.Name(), t, y); err != nil {
-			return nil, err
-		}
-	}
-	if err := readableAll(b.Name(), dy, y); err != nil {
+	if err := sameShapes(b.Name(), y, dx, dy); err != nil {
 		return nil, err
 	}
-	if err := dx.writable(b.Name()); err != nil {
+	if err := readWrite(b.Name(), []*Tensor{dy, y}, dx); err != nil {
 		return nil, err
 	}
 	if err := cpu.SoftmaxBackward(dx.data, dy.data, y.data, r, c); err != nil {
@@ -245,19 +221,32 @@ func optGrad(fn string, g starlark.Value, like *Tensor) ([]float32, error) {
 	return t.data, nil
 }
 
-func cpuMSE(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var pred, target *Tensor
+// elementwiseLossArgs unpacks (pred, target, grad = None) of mse, with flag = False after them
+// when flag is not "" (binary_cross_entropy's logits): pred and target of one shape and
+// readable, grad nil or the writable data of a tensor of their shape.
+func elementwiseLossArgs(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, flag string) (pred, target *Tensor, g []float32, on bool, err error) {
 	var grad starlark.Value
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pred", &pred, "target", &target, "grad?", &grad); err != nil {
-		return nil, err
+	pairs := []any{"pred", &pred, "target", &target, "grad?", &grad}
+	if flag != "" {
+		pairs = append(pairs, flag+"?", &on)
+	}
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
+		return nil, nil, nil, false, err
 	}
 	if err := sameShape(b.Name(), pred, target); err != nil {
-		return nil, err
+		return nil, nil, nil, false, err
 	}
 	if err := readableAll(b.Name(), pred, target); err != nil {
-		return nil, err
+		return nil, nil, nil, false, err
 	}
-	g, err := optGrad(b.Name(), grad, pred)
+	if g, err = optGrad(b.Name(), grad, pred); err != nil {
+		return nil, nil, nil, false, err
+	}
+	return pred, target, g, on, nil
+}
+
+func cpuMSE(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	pred, target, g, _, err := elementwiseLossArgs(b, args, kwargs, "")
 	if err != nil {
 		return nil, err
 	}
@@ -339,19 +328,7 @@ func oneHot(fn string, labels []int, cols int) ([]float32, error) {
 }
 
 func cpuBinaryCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var pred, target *Tensor
-	var grad starlark.Value
-	logits := false
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pred", &pred, "target", &target, "grad?", &grad, "logits?", &logits); err != nil {
-		return nil, err
-	}
-	if err := sameShape(b.Name(), pred, target); err != nil {
-		return nil, err
-	}
-	if err := readableAll(b.Name(), pred, target); err != nil {
-		return nil, err
-	}
-	g, err := optGrad(b.Name(), grad, pred)
+	pred, target, g, logits, err := elementwiseLossArgs(b, args, kwargs, "logits")
 	if err != nil {
 		return nil, err
 	}

@@ -109,6 +109,24 @@ func readableAll(fn string, ts ...*Tensor) error {
 	return nil
 }
 
+// readWrite checks that ins may be read and outs changed.
+func readWrite(fn string, ins []*Tensor, outs ...*Tensor) error {
+	if err := readableAll(fn, ins...); err != nil {
+		return err
+	}
+	return writableAll(fn, outs...)
+}
+
+// sameShapes checks that every tensor of ts has the shape of like.
+func sameShapes(fn string, like *Tensor, ts ...*Tensor) error {
+	for _, t := range ts {
+		if err := sameShape(fn, t, like); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writableAll checks that ts may be changed.
 func writableAll(fn string, ts ...*Tensor) error {
 	for _, t := range ts {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -192,7 +193,7 @@ func tensorCat(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	}
 	rows := 0
 	for i, t := range ts {
-		if len(t.shape) != len(ts[0].shape) || !sameDims(t.shape[1:], ts[0].shape[1:]) {
+		if len(t.shape) != len(ts[0].shape) || !slices.Equal(t.shape[1:], ts[0].shape[1:]) {
 			return nil, fmt.Errorf("%s: tensors[%d] is %s, tensors[0] is %s", b.Name(), i, t, ts[0])
 		}
 		if err := t.readable(b.Name()); err != nil {
@@ -209,18 +210,6 @@ func tensorCat(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		off += copy(out.data[off:], t.data)
 	}
 	return out, nil
-}
-
-func sameDims(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func tensorLoadNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -275,7 +264,7 @@ func tensorEqual(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if err != nil {
 		return nil, err
 	}
-	if !sameDims(x.shape, y.shape) {
+	if !slices.Equal(x.shape, y.shape) {
 		return starlark.False, nil
 	}
 	for i, v := range x.data {
@@ -292,7 +281,7 @@ func tensorAllclose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err != nil {
 		return nil, err
 	}
-	if !sameDims(x.shape, y.shape) {
+	if !slices.Equal(x.shape, y.shape) {
 		return starlark.False, nil
 	}
 	for i, v := range x.data {
@@ -459,7 +448,7 @@ func tensorTake(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
 	case *Tensor:
-		if !sameDims(o.shape, shape) {
+		if !slices.Equal(o.shape, shape) {
 			return nil, fmt.Errorf("%s: out is %s, want %s", b.Name(), o, shapeString(shape))
 		}
 		if o.st == t.st {

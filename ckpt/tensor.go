@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/anestar/anestar/cpu"
 )
 
 // Tensor is one named array of a checkpoint: its element type, its shape (outermost dimension
@@ -101,14 +103,13 @@ func FromFloat32(dt DType, shape []int, v []float32) (Tensor, error) {
 		for i, x := range v {
 			binary.LittleEndian.PutUint32(t.Data[4*i:], math.Float32bits(x))
 		}
-	case F16, BF16:
-		conv := f32ToF16
-		if dt == BF16 {
-			conv = f32ToBF16
-		}
+	case F16:
+		t.Data = make([]byte, 2*len(v))
+		cpu.EncodeF16To(t.Data, v)
+	case BF16:
 		t.Data = make([]byte, 2*len(v))
 		for i, x := range v {
-			binary.LittleEndian.PutUint16(t.Data[2*i:], conv(x))
+			binary.LittleEndian.PutUint16(t.Data[2*i:], f32ToBF16(x))
 		}
 	default:
 		return Tensor{}, fmt.Errorf("cannot store float32 values as %v", dt)
@@ -128,14 +129,14 @@ func (t Tensor) Float32() ([]float32, error) {
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
 		}
 		return out, nil
-	case F16, BF16:
-		conv := f16ToF32
-		if t.DType == BF16 {
-			conv = bf16ToF32
-		}
+	case F16:
+		out := make([]float32, len(t.Data)/2)
+		cpu.DecodeF16To(out, t.Data)
+		return out, nil
+	case BF16:
 		out := make([]float32, len(t.Data)/2)
 		for i := range out {
-			out[i] = conv(binary.LittleEndian.Uint16(t.Data[2*i:]))
+			out[i] = bf16ToF32(binary.LittleEndian.Uint16(t.Data[2*i:]))
 		}
 		return out, nil
 	}

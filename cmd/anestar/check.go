@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/anestar/anestar/builtins"
@@ -25,23 +24,15 @@ func init() {
 
 // checkOptions are the flags of `anestar check`.
 type checkOptions struct {
-	backend string
-	set     []string
-	quiet   bool
-	resume  bool
-	seed    uint64
-	help    bool
+	scriptFlags
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.SetInterspersed(true)
-	fs.StringVar(&o.backend, "backend", "auto", "the backend ane.backend() names: auto, ane or emulator (nothing is compiled)")
-	fs.StringArrayVar(&o.set, "set", nil, "set a script parameter, `KEY=VALUE` (VALUE a Starlark literal; repeatable)")
-	fs.BoolVar(&o.quiet, "quiet", false, "discard the script's print output; show only what was checked")
-	fs.BoolVar(&o.resume, "resume", false, "check the script's resume path (process.resume)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed of the random generator; for a script with a seed parameter, the same as --set seed=N")
-	fs.BoolVarP(&o.help, "help", "h", false, "show this help and the script's parameters")
+	o.add(fs, "the backend ane.backend() names: auto, ane or emulator (nothing is compiled)",
+		"check the script's resume path (process.resume)",
+		"discard the script's print output; show only what was checked")
 	// The numerics flags of run change no shape; check accepts and ignores them, so that a run's
 	// command line can be checked by changing only the command.
 	var ignored bool
@@ -66,44 +57,9 @@ func checkUsage(w io.Writer, fs *pflag.FlagSet) {
 func checkScript(args []string, stdout, stderr io.Writer) int {
 	var o checkOptions
 	fs := checkFlags(&o)
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "anestar check: %v\n\n", err)
-		checkUsage(stderr, fs)
-		return exitUsage
-	}
-	rest := fs.Args()
-	if o.help {
-		checkUsage(stdout, fs)
-		if len(rest) > 0 {
-			return scriptParamsUsage(stdout, rest[0])
-		}
-		return exitOK
-	}
-	if len(rest) == 0 {
-		fmt.Fprintf(stderr, "anestar check: missing SCRIPT.star\n\n")
-		checkUsage(stderr, fs)
-		return exitUsage
-	}
-	script := rest[0]
-	if err := scriptExists(script); err != nil {
-		fmt.Fprintf(stderr, "anestar check: %v\n", err)
-		return exitUsage
-	}
-	overrides, err := builtins.ParseSet(o.set)
-	if err == nil {
-		err = applySeedFlag(script, fs.Changed("seed"), o.seed, overrides)
-	}
-	if err == nil {
-		err = checkSettings(script, overrides)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "anestar check: %v\n", err)
-		return exitUsage
-	}
-	if !knownBackend(o.backend) {
-		fmt.Fprintf(stderr, "anestar check: unknown backend %q (want auto, %s)\n", o.backend, strings.Join(backendNames(), ", "))
-		return exitUsage
+	script, overrides, code := o.parse("check", fs, args, stdout, stderr, func(w io.Writer) { checkUsage(w, fs) })
+	if code >= 0 {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -112,7 +68,7 @@ func checkScript(args []string, stdout, stderr io.Writer) int {
 		Script:      script,
 		BackendName: o.backend,
 		Params:      overrides,
-		Args:        rest[1:],
+		Args:        fs.Args()[1:],
 		Resume:      o.resume,
 		Seed:        o.seed,
 		Stdout:      stdout,

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +28,7 @@ func init() {
 // ckptCommands are the subcommands of `anestar ckpt`, by name.
 var ckptCommands = map[string]struct {
 	args, summary string
-	run           func(args []string, stdout, stderr io.Writer) int
+	run           runFunc
 }{
 	"ls":   {ckptLsArgs, ckptLsSummary, runCkptLs},
 	"diff": {ckptDiffArgs, ckptDiffSummary, runCkptDiff},
@@ -40,27 +42,11 @@ const (
 )
 
 func runCkpt(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		ckptUsage(stderr)
-		return exitUsage
+	find := func(name string) (runFunc, bool) {
+		c, ok := ckptCommands[name]
+		return c.run, ok
 	}
-	name := args[0]
-	if name == "-h" || name == "--help" || name == "help" {
-		if len(args) > 1 {
-			if c, ok := ckptCommands[args[1]]; ok {
-				return c.run([]string{"--help"}, stdout, stderr)
-			}
-		}
-		ckptUsage(stdout)
-		return exitOK
-	}
-	c, ok := ckptCommands[name]
-	if !ok {
-		fmt.Fprintf(stderr, "anestar ckpt: unknown subcommand %q\n\n", name)
-		ckptUsage(stderr)
-		return exitUsage
-	}
-	return c.run(args[1:], stdout, stderr)
+	return dispatchSub("ckpt", args, stdout, stderr, find, ckptUsage)
 }
 
 func ckptUsage(w io.Writer) {
@@ -186,7 +172,7 @@ func runCkptDiff(args []string, stdout, stderr io.Writer) int {
 		case !inA:
 			onlyB = append(onlyB, n)
 			continue
-		case !ckptSameShape(a.Shape, b.Shape):
+		case !slices.Equal(a.Shape, b.Shape):
 			mismatched = append(mismatched, fmt.Sprintf("%s: %v%s in A, %v%s in B", ckptQuote(n), a.DType, ckptShape(a.Shape), b.DType, ckptShape(b.Shape)))
 			continue
 		}
@@ -261,26 +247,8 @@ func ckptMaxDiff(a, b ckpt.Tensor) float64 {
 	return maxd
 }
 
-func ckptNames(m map[string]ckpt.Tensor) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func ckptSameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+// ckptNames returns the names of m's tensors, sorted.
+func ckptNames(m map[string]ckpt.Tensor) []string { return slices.Sorted(maps.Keys(m)) }
 
 // ckptShape prints a shape as [2 3], a scalar as [].
 func ckptShape(s []int) string { return fmt.Sprint(append([]int{}, s...)) }

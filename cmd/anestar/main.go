@@ -26,10 +26,10 @@ const (
 
 // command is one subcommand of anestar. Each lives in its own file and registers itself from init.
 type command struct {
-	name    string                                            // word on the command line
-	args    string                                            // argument synopsis for help
-	summary string                                            // one line for `anestar help`
-	run     func(args []string, stdout, stderr io.Writer) int // runs it; returns the exit code
+	name    string  // word on the command line
+	args    string  // argument synopsis for help
+	summary string  // one line for `anestar help`
+	run     runFunc // runs it; returns the exit code
 }
 
 var commands = map[string]command{}

@@ -26,9 +26,9 @@ func init() {
 // milCommand is one subcommand of `anestar mil`. Each lives in its own file; files other than this one
 // add theirs to milCommands from init.
 type milCommand struct {
-	args    string                                            // argument synopsis for help
-	summary string                                            // one line for `anestar mil --help`
-	run     func(args []string, stdout, stderr io.Writer) int // runs it; returns the exit code
+	args    string  // argument synopsis for help
+	summary string  // one line for `anestar mil --help`
+	run     runFunc // runs it; returns the exit code
 }
 
 // milCommands are the subcommands of `anestar mil`, by name.
@@ -39,28 +39,11 @@ var milCommands = map[string]milCommand{
 
 // runMil dispatches to the subcommand named by args[0].
 func runMil(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		milUsage(stderr)
-		return exitUsage
-	}
-	switch name := args[0]; {
-	case name == "-h" || name == "--help" || name == "help":
-		if len(args) > 1 {
-			if c, ok := milCommands[args[1]]; ok {
-				return c.run([]string{"--help"}, stdout, stderr)
-			}
-		}
-		milUsage(stdout)
-		return exitOK
-	default:
+	find := func(name string) (runFunc, bool) {
 		c, ok := milCommands[name]
-		if !ok {
-			fmt.Fprintf(stderr, "anestar mil: unknown subcommand %q\n\n", name)
-			milUsage(stderr)
-			return exitUsage
-		}
-		return c.run(args[1:], stdout, stderr)
+		return c.run, ok
 	}
+	return dispatchSub("mil", args, stdout, stderr, find, milUsage)
 }
 
 func milUsage(w io.Writer) {

@@ -36,29 +36,21 @@ func init() {
 
 // runOptions are the flags of `anestar run`.
 type runOptions struct {
-	backend       string
-	set           []string
-	resume        bool
-	seed          uint64
+	scriptFlags
 	fp32          bool
 	checkNumerics bool
-	quiet         bool
 	cpuprofile    string
-	help          bool
 }
 
 func runFlags(o *runOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	fs.SetInterspersed(true)
-	fs.StringVar(&o.backend, "backend", "auto", "where kernels run: auto, ane or emulator")
-	fs.StringArrayVar(&o.set, "set", nil, "set a script parameter, `KEY=VALUE` (VALUE a Starlark literal; repeatable)")
-	fs.BoolVar(&o.resume, "resume", false, "continue from the script's checkpoint (process.resume)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed of the random generator; for a script with a seed parameter, the same as --set seed=N")
+	o.add(fs, "where kernels run: auto, ane or emulator",
+		"continue from the script's checkpoint (process.resume)",
+		"discard print and progress output (errors still show)")
 	fs.BoolVar(&o.fp32, "fp32", false, "emulator: compute in plain fp32, without fp16 rounding")
 	fs.BoolVar(&o.checkNumerics, "check-numerics", false, "emulator: fail at the first op whose output holds inf or NaN")
-	fs.BoolVar(&o.quiet, "quiet", false, "discard print and progress output (errors still show)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile to `FILE`")
-	fs.BoolVarP(&o.help, "help", "h", false, "show this help and the script's parameters")
 	return fs
 }
 
@@ -74,46 +66,9 @@ var execProgram = func(argv []string) error {
 func runScript(args []string, stdout, stderr io.Writer) int {
 	var o runOptions
 	fs := runFlags(&o)
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "anestar run: %v\n\n", err)
-		runUsage(stderr, fs, "")
-		return exitUsage
-	}
-	rest := fs.Args()
-	if o.help {
-		script := ""
-		if len(rest) > 0 {
-			script = rest[0]
-		}
-		return runUsage(stdout, fs, script)
-	}
-	if len(rest) == 0 {
-		fmt.Fprintf(stderr, "anestar run: missing SCRIPT.star\n\n")
-		runUsage(stderr, fs, "")
-		return exitUsage
-	}
-	script := rest[0]
-	if err := scriptExists(script); err != nil {
-		fmt.Fprintf(stderr, "anestar run: %v\n", err)
-		return exitUsage
-	}
-	overrides, err := builtins.ParseSet(o.set)
-	if err != nil {
-		fmt.Fprintf(stderr, "anestar run: %v\n", err)
-		return exitUsage
-	}
-	if err := applySeedFlag(script, fs.Changed("seed"), o.seed, overrides); err != nil {
-		fmt.Fprintf(stderr, "anestar run: %v\n", err)
-		return exitUsage
-	}
-	if err := checkSettings(script, overrides); err != nil {
-		fmt.Fprintf(stderr, "anestar run: %v\n", err)
-		return exitUsage
-	}
-	if !knownBackend(o.backend) {
-		fmt.Fprintf(stderr, "anestar run: unknown backend %q (want auto, %s)\n", o.backend, strings.Join(backendNames(), ", "))
-		return exitUsage
+	script, overrides, code := o.parse("run", fs, args, stdout, stderr, func(w io.Writer) { runUsage(w, fs) })
+	if code >= 0 {
+		return code
 	}
 	opts := ane.Options{CheckNumerics: o.checkNumerics}
 	if o.fp32 {
@@ -144,7 +99,7 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		Script:   script,
 		Backend:  backend,
 		Params:   overrides,
-		Args:     rest[1:],
+		Args:     fs.Args()[1:],
 		Resume:   o.resume,
 		Seed:     o.seed,
 		Stdout:   stdout,
@@ -273,15 +228,11 @@ func knownBackend(name string) bool {
 	return name == "" || name == "auto" || slices.Contains(backendNames(), name)
 }
 
-// runUsage prints the flags and, given a script, its parameters; it returns exitOK.
-func runUsage(w io.Writer, fs *pflag.FlagSet, script string) int {
+// runUsage prints the usage and the flags.
+func runUsage(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "Usage: anestar SCRIPT.star [flags] [args]\n       anestar run SCRIPT.star [flags] [args]\n\n")
 	fmt.Fprintf(w, "Runs a Starlark training script. Exit codes: 0 success, 1 script error, 2 usage error, 130 interrupted.\n\nFlags:\n")
 	fmt.Fprint(w, flagUsages(fs))
-	if script == "" {
-		return exitOK
-	}
-	return scriptParamsUsage(w, script)
 }
 
 // flagUsages lists fs's flags as pflag's FlagUsages does, but without the "[=true|false]" that

@@ -62,6 +62,18 @@ func (g *gen) mask() *mil.Var {
 	return g.WeightIn(weightPath("mask"), "cm", fp16, []int{1, 1, s, s}, CausalMask(s))
 }
 
+// causalSoftmax emits the attention weights softmax(q·k^T·scale + mask) over the last axis with the
+// reference's names (sc1, scv, sc2, the mask cm, ms, sax), the softmax's result named name; no and
+// yes are the false and true bool consts for matmul's transpose flags.
+func (g *gen) causalSoftmax(q, k, no, yes *mil.Var, name string) *mil.Var {
+	sc1 := g.as(g.Matmul("sc1", q, k, no, yes), "mm1")
+	scv := g.Scalar("scv", fp16, g.c.scale())
+	sc2 := g.as(g.Mul("sc2", sc1, scv), "scl")
+	ms := g.as(g.Add("ms", sc2, g.mask()), "msk")
+	sax := g.Int("sax", -1)
+	return g.as(g.Softmax(name, ms, sax), "sm")
+}
+
 // heads emits reshape to [1, Heads, HeadDim, Seq] and transpose to [1, Heads, Seq, HeadDim], with the
 // reference's result and op names.
 func (g *gen) heads(x *mil.Var, shape, perm *mil.Var, r, rop, t, top string) *mil.Var {
@@ -98,13 +110,7 @@ func SDPAFwdTaps(c Config, w AttnWeights) (*Kernel, error) {
 	v := g.heads(vf, qsh, pm, "v4", "rv", "v", "tv")
 	tx := g.Bool("tx", false)
 	ty := g.Bool("ty", true)
-	sc1 := g.as(g.Matmul("sc1", q, k, tx, ty), "mm1")
-	scv := g.Scalar("scv", fp16, c.scale())
-	sc2 := g.as(g.Mul("sc2", sc1, scv), "scl")
-	cm := g.mask()
-	ms := g.as(g.Add("ms", sc2, cm), "msk")
-	sax := g.Int("sax", -1)
-	aw := g.as(g.Softmax("aw", ms, sax), "sm")
+	aw := g.causalSoftmax(q, k, tx, ty, "aw")
 	a4 := g.as(g.Matmul("a4", aw, v, tx, tx), "mm2")
 	at := g.as(g.Transpose("at", a4, pm), "ta")
 	os := g.Ints("os", 1, d, 1, s)
@@ -285,13 +291,7 @@ func (g *gen) sdpaBwd1Core(qf, kf, vf, df *mil.Var, daName string) *mil.Var {
 	da := g.heads(df, rsh, pm, "dr", "rd", daName, "td")
 	bF := g.Bool("bF", false)
 	bT := g.Bool("bT", true)
-	sc1 := g.as(g.Matmul("sc1", q, k, bF, bT), "mm1")
-	scv := g.Scalar("scv", fp16, c.scale())
-	sc2 := g.as(g.Mul("sc2", sc1, scv), "scl")
-	cm := g.mask()
-	ms := g.as(g.Add("ms", sc2, cm), "msk")
-	sax := g.Int("sax", -1)
-	probs := g.as(g.Softmax("probs", ms, sax), "sm")
+	probs := g.causalSoftmax(q, k, bF, bT, "probs")
 	dv4 := g.as(g.Matmul("dv4", probs, da, bT, bF), "dv")
 	dp4 := g.as(g.Matmul("dp4", da, v, bF, bT), "dp")
 	dvt := g.Transpose("dvt", dv4, pm)
