@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -36,6 +37,7 @@ type compiler struct {
 	// those values, so that an output concat can be written to its surface from the parts.
 	concatParts map[*tensor][]*tensor
 	plan        *planner // the buffers of op results
+	noFuse      bool     // compile every op on its own (tests compare fused steps against this)
 }
 
 // errorf returns an error that names op's MIL position, kind and first result.
@@ -196,17 +198,49 @@ func constTensor(name string, v *mil.Value, w mil.Weights) (*tensor, error) {
 	if v.Type.DType == mil.String {
 		return nil, fmt.Errorf("%s: string value is not a tensor", v.Pos)
 	}
-	data, err := v.Float32s(w)
+	var data []float32
+	var err error
+	if v.Blob != nil && isFloat16(v.Type.DType) {
+		data, err = decodeF16Blob(v, w)
+	} else {
+		data, err = v.Float32s(w)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", v.Pos, err)
 	}
 	if len(data) != v.Type.NumElements() {
 		return nil, fmt.Errorf("%s: %s holds %d values, want %d", v.Pos, v.Type, len(data), v.Type.NumElements())
 	}
-	if isFloat16(v.Type.DType) {
+	if isFloat16(v.Type.DType) && v.Blob == nil {
 		roundSlice(data)
 	}
 	return &tensor{name: name, shape: append([]int{}, v.Type.Shape...), dtype: v.Type.DType, data: data, konst: true}, nil
+}
+
+// decodeF16Blob reads an fp16 weight blob with the vectorised bulk conversion; its values are fp16
+// already and need no rounding.
+func decodeF16Blob(v *mil.Value, w mil.Weights) ([]float32, error) {
+	b := v.Blob
+	file, ok := w[b.Path]
+	if !ok {
+		return nil, fmt.Errorf("weight file %q not found", b.Path)
+	}
+	dt, raw, err := mil.ReadBlob(file, b.Offset)
+	if err != nil {
+		return nil, fmt.Errorf("weight file %q: %w", b.Path, err)
+	}
+	if dt != v.Type.DType {
+		return nil, fmt.Errorf("weight file %q offset %d: blob holds %s, the value is %s", b.Path, b.Offset, dt, v.Type)
+	}
+	n := v.Type.NumElements()
+	if n < 0 || len(raw) != 2*n {
+		return nil, fmt.Errorf("weight file %q offset %d: blob has %d bytes, %s needs %d", b.Path, b.Offset, len(raw), v.Type, 2*n)
+	}
+	data := make([]float32, n)
+	if err := cpu.DecodeF16(data, raw); err != nil {
+		return nil, fmt.Errorf("weight file %q offset %d: %v", b.Path, b.Offset, err)
+	}
+	return data, nil
 }
 
 // result makes the tensor of op's result i with a fresh buffer of its declared type.

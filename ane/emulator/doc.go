@@ -14,6 +14,14 @@
 // transfers (io.go) convert fp16 bytes directly with the vectorised conversions of package cpu; an
 // output that is a concat of whole channel blocks is written from its parts and the concat never runs.
 //
+// Fusion (fuse.go): before compiling, the compiler finds op chains that it runs as one step with the
+// same bits as the separate ops: causal attention scores, matmul → mul(scale) → add(mask) → softmax,
+// computed per head with the softmax over each row's unmasked prefix only (fuse_attention.go, which
+// proves per row, by a Cauchy–Schwarz bound, that the masked entries come out exactly 0, and otherwise
+// finishes the row in full), and the softmax gradient p*(g - rowsum(p*g))*scale in one pass per row
+// (fuse_softmax_grad.go). Intermediate values of a chain are never stored. With CheckNumerics nothing is
+// fused, so that the first non-finite result is named exactly.
+//
 // Numerics (ane.Options.Numerics):
 //
 //   - FP16 (the default) follows the ANE: every op's result is rounded to fp16, round half to even,
@@ -27,7 +35,8 @@
 // Speed: 1x1 convs, linear and single matmuls go through cpu.Sgemm, whatever BLAS the cpu package
 // chose (which splits large products over goroutines itself when the library is single-threaded);
 // batched matmuls (one product per head) run their batches in parallel, one cpu.SgemmSerial each;
-// general convs gather patches (im2col) first. Elementwise ops, reductions, softmax, transposes and
+// general convs gather patches (im2col) first. exp, sigmoid, silu and softmax run exp32's operations
+// inline over whole slices (expShifted), bit for bit. Elementwise ops, reductions, softmax, transposes and
 // surface transfers are split over a fixed pool of GOMAXPROCS goroutines. In FP16 mode elementwise ops
 // and batched matmuls round each piece of their result as they finish it (vectorised, cpu.RoundF16To);
 // other ops get a separate parallel rounding pass. Eval checks its context between ops. PeakFLOPS is

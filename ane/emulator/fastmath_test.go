@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/cpu"
 )
 
@@ -53,5 +54,77 @@ func TestRound16(t *testing.T) {
 	}
 	for _, x := range []float32{0, 65504, 65519.99, 65520, -65520, 1 + 1.0/2048, 1 + 3.0/2048, 6e-8, 3e-8, 2.98e-8, 6.1e-5, 1e-45} {
 		check(x)
+	}
+}
+
+// expShifted gives exp32's bits: on random arguments across the whole range, at the ends of its fast
+// range and at the points where exp32's 2^n scaling changes, shifted and negated.
+func TestExpShiftedMatchesExp32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var src []float32
+	for range 300000 {
+		src = append(src, float32(rng.Float64()*220-110))
+	}
+	for range 100000 {
+		src = append(src, math.Float32frombits(rng.Uint32()))
+	}
+	for _, x := range []float32{0, -0, 88, 88.0001, -86, -86.0001, 88.72283, 88.72284, 88.7229, -87.33, -87.34,
+		-103.97207, -103.97208, -103.9721, -104, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		// Neighbours of each edge value, too.
+		b := math.Float32bits(x)
+		src = append(src, x, math.Float32frombits(b+1), math.Float32frombits(b-1))
+	}
+	// Arguments where x*log2e + 0.5 is near a whole number: the floor's edge.
+	for n := -150; n <= 130; n++ {
+		x := float32((float64(n) - 0.5) / math.Log2E)
+		b := math.Float32bits(x)
+		for d := uint32(0); d < 4; d++ {
+			src = append(src, math.Float32frombits(b+d), math.Float32frombits(b-d))
+		}
+	}
+	dst := make([]float32, len(src))
+	for _, c := range []struct {
+		shift float32
+		neg   bool
+	}{{0, false}, {0, true}, {3.25, false}, {-7.5, true}} {
+		expShifted(dst, src, c.shift, c.neg)
+		for i, x := range src {
+			if c.neg {
+				x = -x
+			}
+			want := exp32(x - c.shift)
+			if math.Float32bits(dst[i]) != math.Float32bits(want) && !(want != want && dst[i] != dst[i]) {
+				t.Fatalf("shift %v neg %v: expShifted(%v) = %v, exp32 gives %v", c.shift, c.neg, src[i], dst[i], want)
+			}
+		}
+	}
+}
+
+// The exp, sigmoid and silu ops give the bits of the scalar formulas (FP32 mode, nothing rounded).
+func TestUnaryExpOpsMatchScalar(t *testing.T) {
+	const n = 4096
+	src := `program(1.3)
+{
+    func main<ios18>(tensor<fp32, [1, 1, 1, 4096]> x) {
+        tensor<fp32, [1, 1, 1, 4096]> e = exp(x=x)[name=string("e")];
+        tensor<fp32, [1, 1, 1, 4096]> s = sigmoid(x=x)[name=string("s")];
+        tensor<fp32, [1, 1, 1, 4096]> u = silu(x=x)[name=string("u")];
+    } -> (e, s, u);
+}
+`
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.Float64()*220 - 110)
+	}
+	x[0], x[1], x[2] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
+	outs := run(t, compileText(t, ane.Options{Numerics: ane.FP32}, src), x)
+	for i, v := range x {
+		for j, want := range []float32{exp32(v), sigmoid32(v), v * sigmoid32(v)} {
+			got := outs[j][i]
+			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Fatalf("op %d of x=%v: got %v, want %v", j, v, got, want)
+			}
+		}
 	}
 }

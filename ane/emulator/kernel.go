@@ -31,7 +31,13 @@ var _ ane.Kernel = (*Kernel)(nil)
 
 // compileFunc builds the kernel of main function fn.
 func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options) (*Kernel, error) {
-	c := &compiler{fn: fn, w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{}, plan: newPlanner(fn)}
+	return compileWith(fn, w, opts, true)
+}
+
+// compileWith is compileFunc, with op chains fused into single steps or not.
+func compileWith(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool) (*Kernel, error) {
+	c := &compiler{fn: fn, w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{},
+		plan: newPlanner(fn), noFuse: !fuse}
 	k := &Kernel{fp16: opts.Numerics == ane.FP16, check: opts.CheckNumerics}
 	for _, in := range fn.Inputs {
 		if in == nil {
@@ -46,8 +52,9 @@ func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options) (*Kernel, error)
 		k.ins = append(k.ins, s)
 		k.inT = append(k.inT, t)
 	}
+	fused, skip := c.findFusions()
 	for i, op := range fn.Ops {
-		if op == nil {
+		if op == nil || skip[i] {
 			continue
 		}
 		c.plan.release(i)
@@ -58,6 +65,9 @@ func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options) (*Kernel, error)
 			continue
 		}
 		build, ok := opTable[op.Kind]
+		if f := fused[i]; f != nil {
+			build, ok = func(c *compiler, _ *mil.Op) (step, error) { return f.build(c) }, true
+		}
 		if !ok {
 			return nil, opErr(op, "op %s is not supported by the emulator", op.Kind)
 		}
@@ -226,6 +236,8 @@ func (k *Kernel) Close() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.closed = true
-	k.steps = nil
+	// Drop every buffer now (the surfaces stay readable), so that a caller that recompiles before the
+	// collector runs does not hold two kernels' memory.
+	k.steps, k.inT, k.outT, k.inX, k.outX = nil, nil, nil, nil, nil
 	return nil
 }

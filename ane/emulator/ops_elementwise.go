@@ -314,11 +314,22 @@ func unaryOp(c *compiler, op *mil.Op) (step, error) {
 	case "sqrt":
 		f = mapF64(math.Sqrt)
 	case "exp":
-		f, cost = mapF32(exp32), 4
+		f, cost = func(dst, src []float32) { expShifted(dst, src, 0, false) }, 4
 	case "sigmoid":
-		f, cost = mapF32(sigmoid32), 5
+		f, cost = func(dst, src []float32) {
+			expShifted(dst, src, 0, true)
+			for i, e := range dst {
+				dst[i] = 1 / (1 + e)
+			}
+		}, 5
 	case "silu":
-		f, cost = mapF32(func(v float32) float32 { return v * sigmoid32(v) }), 6
+		f, cost = func(dst, src []float32) {
+			expShifted(dst, src, 0, true)
+			src = src[:len(dst)]
+			for i, e := range dst {
+				dst[i] = src[i] * float32(1/(1+e))
+			}
+		}, 6
 	case "relu":
 		f = mapF32(func(v float32) float32 {
 			if v > 0 || v != v {

@@ -9,34 +9,54 @@ import (
 // whose products are exact in float32; the sums accumulate in float32 and the step rounds the result to
 // fp16 once, which is the ANE's arithmetic.
 
-// matmulOp builds matmul with numpy batch broadcasting: one sgemm per batch.
-func matmulOp(c *compiler, op *mil.Op) (step, error) {
+// mmPlan is a resolved matmul: operands, product sizes and the offset of each batch's matrices.
+type mmPlan struct {
+	x, y       *tensor
+	tx, ty     bool
+	m, n, k    int   // op(x) is m x k, op(y) is k x n
+	xc, yc     int   // stored columns (leading dimensions) of x and y
+	xoff, yoff []int // per batch, the first element of its x and y matrix
+}
+
+// batches is the number of products.
+func (p *mmPlan) batches() int { return len(p.xoff) }
+
+// flops is the multiply-adds of all products, counted twice.
+func (p *mmPlan) flops() float64 { return 2 * float64(len(p.xoff)*p.m*p.n*p.k) }
+
+// product computes batch b into dst (m x n, row stride n), single-threaded when serial.
+func (p *mmPlan) product(b int, dst []float32, serial bool) error {
+	f := cpu.Sgemm
+	if serial {
+		f = cpu.SgemmSerial
+	}
+	return f(p.tx, p.ty, p.m, p.n, p.k, 1, p.x.data[p.xoff[b]:], p.xc, p.y.data[p.yoff[b]:], p.yc, 0, dst, p.n)
+}
+
+// planMatmul resolves op's operands and checks them against result shape out.
+func (c *compiler) planMatmul(op *mil.Op, out []int) (*mmPlan, error) {
 	x, err := c.tensorArg(op, "x")
 	if err != nil {
-		return step{}, err
+		return nil, err
 	}
 	y, err := c.tensorArg(op, "y")
 	if err != nil {
-		return step{}, err
+		return nil, err
 	}
 	tx, err := c.boolArg(op, "transpose_x", false)
 	if err != nil {
-		return step{}, err
+		return nil, err
 	}
 	ty, err := c.boolArg(op, "transpose_y", false)
 	if err != nil {
-		return step{}, err
-	}
-	out, err := c.result(op, 0)
-	if err != nil {
-		return step{}, err
+		return nil, err
 	}
 	want, err := mil.MatmulShape(x.shape, y.shape, tx, ty)
 	if err != nil {
-		return step{}, opErr(op, "%v", err)
+		return nil, opErr(op, "%v", err)
 	}
-	if err := checkShape(op, "result", out.shape, want); err != nil {
-		return step{}, err
+	if err := checkShape(op, "result", out, want); err != nil {
+		return nil, err
 	}
 	// Read rank-1 operands as matrices; a vector is never transposed.
 	xs, ys := x.shape, y.shape
@@ -58,44 +78,59 @@ func matmulOp(c *compiler, op *mil.Op) (step, error) {
 	}
 	batch, err := mil.BroadcastShapes(xs[:len(xs)-2], ys[:len(ys)-2])
 	if err != nil {
-		return step{}, opErr(op, "%v", err)
+		return nil, opErr(op, "%v", err)
 	}
-	nb := numel(batch)
 	xoff, err := batchOffsets(op, batch, xs[:len(xs)-2], xr*xc)
 	if err != nil {
-		return step{}, err
+		return nil, err
 	}
 	yoff, err := batchOffsets(op, batch, ys[:len(ys)-2], yr*yc)
 	if err != nil {
+		return nil, err
+	}
+	return &mmPlan{x: x, y: y, tx: tx, ty: ty, m: m, n: n, k: k, xc: xc, yc: yc, xoff: xoff, yoff: yoff}, nil
+}
+
+// matmulOp builds matmul with numpy batch broadcasting: one sgemm per batch.
+func matmulOp(c *compiler, op *mil.Op) (step, error) {
+	out, err := c.result(op, 0)
+	if err != nil {
 		return step{}, err
 	}
-	xd, yd, od := x.data, y.data, out.data
-	flops := 2 * float64(nb*m*n*k)
+	p, err := c.planMatmul(op, out.shape)
+	if err != nil {
+		return step{}, err
+	}
+	od := out.data
+	nb, mn := p.batches(), p.m*p.n
 	if nb == 1 {
-		return step{outs: []*tensor{out}, flops: flops, run: func() error {
-			return cpu.Sgemm(tx, ty, m, n, k, 1, xd[xoff[0]:], xc, yd[yoff[0]:], yc, 0, od, n)
-		}}, nil
+		return step{outs: []*tensor{out}, flops: p.flops(), run: func() error { return p.product(0, od, false) }}, nil
 	}
 	// Batches (heads) run in parallel, one single-threaded product each, rounded as each finishes.
 	rnd := c.rounds(out)
 	errs := make([]error, nb)
 	body := func(lo, hi int) {
 		for b := lo; b < hi; b++ {
-			errs[b] = cpu.SgemmSerial(tx, ty, m, n, k, 1, xd[xoff[b]:], xc, yd[yoff[b]:], yc, 0, od[b*m*n:], n)
+			errs[b] = p.product(b, od[b*mn:], true)
 			if rnd {
-				roundSlice(od[b*m*n : (b+1)*m*n])
+				roundSlice(od[b*mn : (b+1)*mn])
 			}
 		}
 	}
-	return step{outs: []*tensor{out}, flops: flops, fused: true, run: func() error {
+	return step{outs: []*tensor{out}, flops: p.flops(), fused: true, run: func() error {
 		parallel(nb, 1, body)
-		for _, err := range errs {
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return firstErr(errs)
 	}}, nil
+}
+
+// firstErr is the first non-nil error of errs.
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // batchOffsets returns, for each index of the broadcast batch shape, the element offset of the matching

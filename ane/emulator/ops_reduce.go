@@ -225,10 +225,9 @@ func softmaxRow(dst, row []float32) {
 			m = v
 		}
 	}
+	expShifted(dst, row, m, false)
 	var s float32
-	for i, v := range row {
-		e := exp32(v - m)
-		dst[i] = e
+	for _, e := range dst {
 		s += e
 	}
 	inv := 1 / s

@@ -1,0 +1,203 @@
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/internal/refkernels"
+	"github.com/anestar/anestar/mil"
+)
+
+// compileBoth compiles a reference kernel with op fusion and without.
+func compileBoth(t *testing.T, rk *refkernels.Kernel, opts ane.Options) (fused, plain *Kernel) {
+	t.Helper()
+	if err := mil.Check(rk.Program); err != nil {
+		t.Fatal(err)
+	}
+	fn := rk.Program.Funcs[0]
+	fused, err := compileWith(fn, rk.Weights, opts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err = compileWith(fn, rk.Weights, opts, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fused, plain
+}
+
+// evalOne writes x to the kernel's single input and returns its single output.
+func evalOne(t *testing.T, k *Kernel, x []float32) []float32 {
+	t.Helper()
+	in, out := k.Inputs()[0], k.Outputs()[0]
+	if err := in.WriteChannels(0, in.Channels(), x); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Eval(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	o := make([]float32, out.Channels()*out.Spatial())
+	if err := out.ReadChannels(0, out.Channels(), o); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// sameBits fails unless got and want hold the same bits (any NaN matches any NaN).
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	bad := 0
+	for i := range want {
+		g, w := got[i], want[i]
+		if math.Float32bits(g) != math.Float32bits(w) && !(g != g && w != w) {
+			if bad < 5 {
+				t.Errorf("%s: element %d: fused %v (%#08x), separate ops %v (%#08x)", what, i, g, math.Float32bits(g), w, math.Float32bits(w))
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d elements differ", what, bad, len(want))
+	}
+}
+
+// randInput fills a kernel input with uniform values in [-r, r].
+func randInput(rng *rand.Rand, n int, r float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32((rng.Float64()*2 - 1) * r)
+	}
+	return x
+}
+
+var fuseConfigs = []refkernels.Config{
+	{Dim: 32, Hidden: 16, Heads: 4, Seq: 24},
+	{Dim: 24, Hidden: 8, Heads: 3, Seq: 17},
+	{Dim: 16, Hidden: 8, Heads: 1, Seq: 9}, // one head: the product split by the BLAS, rows in parallel
+}
+
+var numerics = []struct {
+	name string
+	n    ane.Numerics
+}{{"fp16", ane.FP16}, {"fp32", ane.FP32}}
+
+// The fused causal attention and softmax gradient give the separate ops' bits on the attention kernels of
+// the reference layer, at several sizes, in both numeric modes, and the chains are found.
+func TestFusedKernelsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range fuseConfigs {
+		d := c.Dim
+		w := func(n int) []float32 { return randInput(rng, n, 0.3) }
+		gain := make([]float32, d)
+		for i := range gain {
+			gain[i] = 1
+		}
+		gens := []func() (*refkernels.Kernel, error){
+			func() (*refkernels.Kernel, error) {
+				return refkernels.SDPAFwdTaps(c, refkernels.AttnWeights{RMS: gain, Wq: w(d * d), Wk: w(d * d), Wv: w(d * d), Wo: w(d * d)})
+			},
+			func() (*refkernels.Kernel, error) { return refkernels.SDPABwd1(c, w(d*d)) },
+			func() (*refkernels.Kernel, error) { return refkernels.SDPABwd2(c) },
+			func() (*refkernels.Kernel, error) { return refkernels.SDPAFwdDynamic(c) },
+		}
+		for _, gen := range gens {
+			rk, err := gen()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mode := range numerics {
+				name := fmt.Sprintf("%s/%+v/%s", rk.Name, c, mode.name)
+				fused, plain := compileBoth(t, rk, ane.Options{Numerics: mode.n})
+				if len(fused.steps) >= len(plain.steps) {
+					t.Errorf("%s: %d steps fused, %d separate: no chain was fused", name, len(fused.steps), len(plain.steps))
+				}
+				in := fused.Inputs()[0]
+				for _, r := range []float64{0.5, 3, 30} {
+					x := randInput(rng, in.Channels()*in.Spatial(), r)
+					sameBits(t, fmt.Sprintf("%s/range %g", name, r), evalOne(t, fused, x), evalOne(t, plain, x))
+				}
+			}
+		}
+	}
+}
+
+// Rows whose masked scores the bound cannot place far below the row max are computed in full: huge
+// scores above the diagonal (which give masked entries a nonzero probability in FP32 mode, and inf in
+// FP16 mode), inf and NaN inputs.
+func TestFusedAttentionFallbackRows(t *testing.T) {
+	c := refkernels.Config{Dim: 32, Hidden: 16, Heads: 4, Seq: 24}
+	d, s, hd := c.Dim, c.Seq, c.HeadDim()
+	rk, err := refkernels.SDPABwd1(c, randInput(rand.New(rand.NewPCG(7, 8)), d*d, 0.3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range numerics {
+		fused, plain := compileBoth(t, rk, ane.Options{Numerics: mode.n})
+		rng := rand.New(rand.NewPCG(9, 10))
+		x := randInput(rng, 4*d*s, 0.5)
+		q := func(ch, pos int) *float32 { return &x[ch*s+pos] }
+		k := func(ch, pos int) *float32 { return &x[(d+ch)*s+pos] }
+		// Head 0: query 2 and key s-1 (above the diagonal for every query but the last) are huge.
+		for e := range hd {
+			*q(e, 2) = 200
+			*k(e, s-1) = 200
+		}
+		// Head 1: an inf key at position 5, a NaN query at position 9.
+		*k(hd, 5) = float32(math.Inf(1))
+		*q(hd+1, 9) = float32(math.NaN())
+		// Head 2: scores of several thousand, still finite in fp16.
+		for e := range hd {
+			*q(2*hd+e, 7) = 40
+			*k(2*hd+e, 12) = -40
+			*k(2*hd+e, 20) = 40
+		}
+		want := evalOne(t, plain, x)
+		sameBits(t, mode.name, evalOne(t, fused, x), want)
+		// The case the fallback exists for: a masked entry whose probability is not 0.
+		p := want[(d+2)*s+s-1] // probs of head 0, query 2, key s-1
+		if mode.n == ane.FP32 && !(p > 0) {
+			t.Errorf("fp32: masked probability %v, want > 0 (the test input no longer exercises the fallback)", p)
+		}
+		if mode.n == ane.FP16 && p == p {
+			t.Errorf("fp16: masked probability %v, want NaN (the score overflows)", p)
+		}
+	}
+}
+
+// Fused steps allocate nothing either.
+func TestFusedEvalAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	prev := cpu.BLASName()
+	if err := cpu.SetBLAS("gonum"); err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.SetBLAS(prev)
+	c := refkernels.Config{Dim: 32, Hidden: 16, Heads: 4, Seq: 24}
+	for _, gen := range []func() (*refkernels.Kernel, error){
+		func() (*refkernels.Kernel, error) { return refkernels.SDPABwd1NoWeight(c) },
+		func() (*refkernels.Kernel, error) { return refkernels.SDPABwd2(c) },
+	} {
+		rk, err := gen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, _ := compileBoth(t, rk, ane.Options{})
+		in := k.Inputs()[0]
+		evalOne(t, k, randInput(rand.New(rand.NewPCG(1, 1)), in.Channels()*in.Spatial(), 1))
+		ctx := context.Background()
+		if n := testing.AllocsPerRun(10, func() {
+			if err := k.Eval(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s: Eval allocates %v times per run, want 0", rk.Name, n)
+		}
+	}
+}
