@@ -50,8 +50,9 @@ func dtypeOfBlobCode(c uint32) (DType, bool) {
 
 // BlobWriter builds one weight blob file. The zero value is not ready; use NewBlobWriter.
 type BlobWriter struct {
-	buf   []byte // header, metadata blocks and data written so far
-	count uint32 // number of blobs
+	buf    []byte // header, metadata blocks and data written so far
+	count  uint32 // number of blobs
+	shared bool   // buf was handed out by take: the next Add copies it first
 }
 
 // NewBlobWriter returns a writer holding an empty file (just the header).
@@ -71,31 +72,61 @@ func (w *BlobWriter) Add(dt DType, data []byte) (uint64, error) {
 	if size := dt.Bits() / 8; len(data)%size != 0 {
 		return 0, fmt.Errorf("%d bytes is not a whole number of %s elements", len(data), dt)
 	}
-	off := uint64(len(w.buf))
-	dataOff := off + blobAlign
-	meta := make([]byte, blobAlign)
-	le := binary.LittleEndian
-	le.PutUint32(meta[0:], blobSentinel)
-	le.PutUint32(meta[4:], code)
-	le.PutUint64(meta[8:], uint64(len(data)))
-	le.PutUint64(meta[16:], dataOff)
-	w.buf = append(w.buf, meta...)
-	w.buf = append(w.buf, data...)
-	if pad := len(w.buf) % blobAlign; pad != 0 {
-		w.buf = append(w.buf, make([]byte, blobAlign-pad)...)
-	}
-	w.count++
-	le.PutUint32(w.buf[0:], w.count)
+	off, dst := w.reserve(code, len(data))
+	copy(dst, data)
 	return off, nil
 }
 
 // AddFloat32s encodes vals as dt (fp16 with round-half-to-even, bf16 or fp32) and appends them as a blob.
+// The values are encoded straight into the file, in bulk.
 func (w *BlobWriter) AddFloat32s(dt DType, vals []float32) (uint64, error) {
-	data, err := encodeFloat32s(dt, vals)
-	if err != nil {
-		return 0, err
+	size := floatEncodingSize(dt)
+	if size == 0 {
+		return 0, fmt.Errorf("cannot store float data as %s (want fp16, bf16 or fp32)", dt)
 	}
-	return w.Add(dt, data)
+	off, dst := w.reserve(blobCodes[dt], size*len(vals))
+	encodeFloat32sTo(dt, dst, vals)
+	return off, nil
+}
+
+// reserve appends the metadata block of a blob of n data bytes with dtype code code, and zeroed room for
+// the data and its padding; it returns the blob's offset and the data bytes to fill in.
+func (w *BlobWriter) reserve(code uint32, n int) (uint64, []byte) {
+	off := len(w.buf)
+	dataOff := off + blobAlign
+	end := dataOff + n
+	if pad := end % blobAlign; pad != 0 {
+		end += blobAlign - pad
+	}
+	if w.shared || end > cap(w.buf) {
+		// One allocation of the final size for a file's first blob; room to grow for later ones.
+		c := end
+		if w.count > 0 {
+			c = max(end, 2*cap(w.buf))
+		}
+		buf := make([]byte, off, c)
+		copy(buf, w.buf)
+		w.buf, w.shared = buf, false
+	}
+	w.buf = w.buf[:end]
+	clear(w.buf[off:dataOff]) // reserved metadata fields and padding are zero
+	clear(w.buf[dataOff+n:])
+	le := binary.LittleEndian
+	meta := w.buf[off:dataOff]
+	le.PutUint32(meta[0:], blobSentinel)
+	le.PutUint32(meta[4:], code)
+	le.PutUint64(meta[8:], uint64(n))
+	le.PutUint64(meta[16:], uint64(dataOff))
+	w.count++
+	le.PutUint32(w.buf[0:], w.count)
+	return uint64(off), w.buf[dataOff : dataOff+n]
+}
+
+// take returns the file and hands it over: the writer copies it before it changes it again, so the
+// caller may keep the bytes without copying them.
+func (w *BlobWriter) take() []byte {
+	w.shared = true
+	return w.buf
 }
 
 // Count is the number of blobs written.

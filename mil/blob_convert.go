@@ -4,10 +4,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/anestar/anestar/cpu"
 )
 
 // The conversions weight files need: float32 to and from fp16 and bf16 with round-half-to-even, and
-// decoding of the integer dtypes. Kept here so that mil depends on no numeric package.
+// decoding of the integer dtypes. Bulk fp16 conversions use package cpu's vectorised code; the scalar
+// functions here define the results.
 
 // fp16Bits returns the IEEE 754 binary16 encoding of f, rounded to nearest, ties to even; values beyond
 // the fp16 range become ±inf and NaN stays NaN.
@@ -78,29 +81,74 @@ func bf16Bits(f float32) uint16 {
 	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
 }
 
-// encodeFloat32s encodes vals as little-endian elements of dtype dt (fp16, bf16 or fp32).
-func encodeFloat32s(dt DType, vals []float32) ([]byte, error) {
+// floatEncodingSize is the element size in bytes of the dtypes float data can be stored as (fp16, bf16,
+// fp32), and 0 for any other dtype.
+func floatEncodingSize(dt DType) int {
 	switch dt {
 	case FP16, BF16:
-		out := make([]byte, 2*len(vals))
-		for i, v := range vals {
-			var h uint16
-			if dt == FP16 {
-				h = fp16Bits(v)
-			} else {
-				h = bf16Bits(v)
-			}
-			binary.LittleEndian.PutUint16(out[2*i:], h)
-		}
-		return out, nil
+		return 2
 	case FP32:
-		out := make([]byte, 4*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
-		}
-		return out, nil
+		return 4
 	}
-	return nil, fmt.Errorf("cannot store float data as %s (want fp16, bf16 or fp32)", dt)
+	return 0
+}
+
+// encodeChunk is the number of values encodeFloat32sTo converts at a time: the halves of one chunk are
+// still in the L1 cache when the NaN pass reads them.
+const encodeChunk = 4096
+
+// encodeFloat32sTo encodes vals as little-endian elements of dtype dt (fp16, bf16 or fp32) into dst,
+// which holds exactly floatEncodingSize(dt)*len(vals) bytes. fp16 goes through the vectorised bulk
+// conversion of package cpu, which matches fp16Bits on every input except NaNs (it keeps payload bits);
+// NaNs are then rewritten to fp16Bits's canonical quiet NaN, so the bytes are fp16Bits's.
+func encodeFloat32sTo(dt DType, dst []byte, vals []float32) {
+	le := binary.LittleEndian
+	switch dt {
+	case FP16:
+		for lo := 0; lo < len(vals); lo += encodeChunk {
+			hi := min(lo+encodeChunk, len(vals))
+			d := dst[2*lo : 2*hi]
+			cpu.EncodeF16To(d, vals[lo:hi])
+			canonicalNaNs(d)
+		}
+	case BF16:
+		for i, v := range vals {
+			le.PutUint16(dst[2*i:], bf16Bits(v))
+		}
+	case FP32:
+		for i, v := range vals {
+			le.PutUint32(dst[4*i:], math.Float32bits(v))
+		}
+	}
+}
+
+// canonicalNaNs rewrites every fp16 NaN in the little-endian halves of d to sign | 0x7e00. It tests
+// sixteen halves at a time, four per uint64: with the sign bits cleared, a half is a NaN when it exceeds
+// 0x7c00, that is when adding 0x03ff carries into bit 15 (no lane can carry into the next).
+func canonicalNaNs(d []byte) {
+	le := binary.LittleEndian
+	const abs, bias, top = 0x7fff7fff7fff7fff, 0x03ff03ff03ff03ff, 0x8000800080008000
+	i := 0
+	for ; i+32 <= len(d); i += 32 {
+		s := d[i : i+32 : i+32]
+		a := le.Uint64(s[0:])&abs + bias
+		b := le.Uint64(s[8:])&abs + bias
+		c := le.Uint64(s[16:])&abs + bias
+		e := le.Uint64(s[24:])&abs + bias
+		if (a|b|c|e)&top != 0 {
+			canonicalNaNsSlow(s)
+		}
+	}
+	canonicalNaNsSlow(d[i:])
+}
+
+func canonicalNaNsSlow(d []byte) {
+	le := binary.LittleEndian
+	for i := 0; i+2 <= len(d); i += 2 {
+		if h := le.Uint16(d[i:]); h&0x7fff > 0x7c00 {
+			le.PutUint16(d[i:], h&0x8000|0x7e00)
+		}
+	}
 }
 
 // decodeFloat32s decodes little-endian elements of dtype dt into float32.
@@ -115,6 +163,17 @@ func decodeFloat32s(dt DType, data []byte) ([]float32, error) {
 	n := len(data) / size
 	out := make([]float32, n)
 	le := binary.LittleEndian
+	switch dt {
+	case FP16:
+		// The bulk conversion is exact, as fp16Float is, NaN payloads included.
+		cpu.DecodeF16To(out, data)
+		return out, nil
+	case FP32:
+		for i := range out {
+			out[i] = math.Float32frombits(le.Uint32(data[4*i:]))
+		}
+		return out, nil
+	}
 	for i := range out {
 		p := data[i*size:]
 		switch dt {

@@ -167,7 +167,9 @@ func (b *Builder) own(v *Var) error {
 	return nil
 }
 
-// Build checks the whole program and returns it with its weight files.
+// Build checks the whole program and returns it with its weight files. The files are not copies: a
+// weight added later copies its file before changing it, so the returned bytes never change, but they
+// must not be modified.
 func (b *Builder) Build() (*Program, Weights, error) {
 	if b.err != nil {
 		return nil, nil, b.err
@@ -177,7 +179,7 @@ func (b *Builder) Build() (*Program, Weights, error) {
 	}
 	w := Weights{}
 	for path, bw := range b.files {
-		w[path] = slices.Clone(bw.Bytes())
+		w[path] = bw.take() // not copied: a later weight copies the file before it appends
 	}
 	return b.prog, w, nil
 }
