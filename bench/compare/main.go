@@ -67,7 +67,7 @@ func main() {
 	flag.StringVar(&c.anestar, "anestar", "", "the anestar binary (default: go build ./cmd/anestar into a temporary directory)")
 	flag.StringVar(&c.base, "base", "", "a second anestar binary (say, built before a change) run alternately with the first, as \"base\"")
 	flag.StringVar(&c.script, "script", "scripts/train_layer.star", "the training script")
-	flag.StringVar(&c.peer, "peer", "/work/shared/peers/torch_layer.py", "the PyTorch peer script")
+	flag.StringVar(&c.peer, "peer", "../shared/peers/torch_layer.py", "the PyTorch peer script")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python that has PyTorch")
 	flag.StringVar(&c.threads, "threads", "1,2", "peer thread counts")
 	flag.StringVar(&c.modes, "modes", "fp16,fp32", "anestar numerics to run")
