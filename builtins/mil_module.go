@@ -56,7 +56,7 @@ var programType = &typeDef{
 		{sig: "outputs", doc: "The declared outputs, a list of vars."},
 		{sig: "input(name, dtype, shape)", doc: "Declares an input of main: a tensor of dtype (\"fp16\", \"fp32\", ...) and shape, e.g. [1, 768, 1, 512].", fn: progInput},
 		{sig: "const(value, dtype = \"fp16\", name = \"\")", doc: "A const op: a number (a scalar of dtype), a bool, a string, a list of ints (int32 tensor), or a tensor (an inline tensor literal of dtype).", fn: progConst},
-		{sig: "weight(name, t, dtype = \"fp16\", shape = None)", doc: "A const whose data, tensor t converted to dtype (fp16, bf16 or fp32), lives in the weight file @model_path/weights/NAME.bin; shape defaults to t's.", fn: progWeight},
+		{sig: "weight(name, t, dtype = \"fp16\", shape = None, transpose = False)", doc: "A const whose data, tensor t converted to dtype (fp16, bf16 or fp32), lives in the weight file @model_path/weights/NAME.bin; shape defaults to t's. With transpose, t must be 2-D [r, c] and the data is its transpose [c, r] (the default shape), written without a transposed copy of t: what a backward kernel's W^T needs.", fn: progWeight},
 		{sig: "op(kind, name = \"\", **args)", doc: "Adds an op of any kind by name, as the op methods do.", fn: progOp},
 		{sig: "output(*vars)", doc: "Adds vars to main's results, in order.", fn: progOutput},
 		{sig: "text()", doc: "Checks the program and returns its MIL text.", fn: progText},
@@ -317,7 +317,8 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	var t *Tensor
 	dtype := "fp16"
 	var shape shapeArg
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "t", &t, "dtype?", &dtype, "shape?", &shape); err != nil {
+	transpose := false
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "t", &t, "dtype?", &dtype, "shape?", &shape, "transpose?", &transpose); err != nil {
 		return nil, err
 	}
 	bl, err := p.builder(b.Name())
@@ -328,13 +329,24 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	if err != nil {
 		return nil, err
 	}
+	if transpose && len(t.shape) != 2 {
+		return nil, fmt.Errorf("%s: transpose: %s is not 2-D", b.Name(), t)
+	}
 	if shape == nil {
 		shape = t.shape
+		if transpose {
+			shape = shapeArg{t.shape[1], t.shape[0]}
+		}
 	}
 	if err := t.readable(b.Name()); err != nil {
 		return nil, err
 	}
-	v := bl.Weight(name, dt, shape, t.data)
+	var v *mil.Var
+	if transpose {
+		withTransposed(t.data, t.shape[0], t.shape[1], func(tt []float32) { v = bl.Weight(name, dt, shape, tt) })
+	} else {
+		v = bl.Weight(name, dt, shape, t.data)
+	}
 	if v == nil {
 		return nil, p.takeErr(b.Name())
 	}

@@ -28,12 +28,15 @@ func init() {
 type Backend struct {
 	opts     ane.Options  // numerics and checks for every kernel it compiles
 	compiles atomic.Int64 // Compile calls so far
+	ar       *arena       // scratch shared by its kernels, and buffers of closed kernels for the next compiles
 }
 
 var _ ane.Backend = (*Backend)(nil)
 
 // New returns an emulator backend with the given options.
-func New(opts ane.Options) *Backend { return &Backend{opts: opts} }
+func New(opts ane.Options) *Backend {
+	return &Backend{opts: opts, ar: newArena()}
+}
 
 // Name is "emulator".
 func (b *Backend) Name() string { return "emulator" }
@@ -74,7 +77,9 @@ func (b *Backend) PeakFLOPS() float64 {
 }
 
 // Compile checks p, resolves its shapes, decodes its constant weights once, orders its ops and
-// preallocates every intermediate buffer. Its kernel's Eval allocates nothing.
+// preallocates every intermediate buffer, sharing them with the backend's other kernels (scratch.go)
+// and reusing those of kernels closed since the last Eval (recycle.go). Its kernel's Eval allocates
+// nothing; the Evals of one backend's kernels take turns.
 func (b *Backend) Compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	b.compiles.Add(1)
 	if p == nil {
@@ -92,7 +97,7 @@ func (b *Backend) Compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("emulator: compile: program has no main function")
 	}
-	k, err := compileFunc(fn, w, b.opts)
+	k, err := compileFunc(fn, w, b.opts, b.ar)
 	if err != nil {
 		return nil, fmt.Errorf("emulator: compile: %w", err)
 	}

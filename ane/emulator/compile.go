@@ -36,8 +36,14 @@ type compiler struct {
 	// concatParts maps the result of a concat that lays its values end to end (one block each) to
 	// those values, so that an output concat can be written to its surface from the parts.
 	concatParts map[*tensor][]*tensor
-	plan        *planner // the buffers of op results
-	noFuse      bool     // compile every op on its own (tests compare fused steps against this)
+	plan        *planner          // the buffers of op results
+	noFuse      bool              // compile every op on its own (tests compare fused steps against this)
+	ar          *arena            // the backend's shared scratch
+	rec         *recycler         // where weights and surface memory come from
+	owned       [][]float32       // the buffers taken from rec, given back when the kernel closes
+	fill        map[*scratch]int  // per shared buffer the kernel uses, the elements it has carved
+	scratch     []*scratch        // the same, in order
+	mems        []*ane.HeapMemory // the memory of the kernel's surfaces
 }
 
 // errorf returns an error that names op's MIL position, kind and first result.
@@ -192,6 +198,11 @@ func (c *compiler) strArg(op *mil.Op, name, def string) (string, error) {
 
 // constTensor decodes a literal or const value into a tensor; fp16 values are rounded to fp16.
 func constTensor(name string, v *mil.Value, w mil.Weights) (*tensor, error) {
+	return constTensorIn(name, v, w, nil)
+}
+
+// constTensorIn is constTensor with an fp16 weight blob decoded into a buffer from alloc (when not nil).
+func constTensorIn(name string, v *mil.Value, w mil.Weights, alloc func(n int) []float32) (*tensor, error) {
 	if v.Type.Kind != mil.TensorKind && v.Type.Kind != mil.ScalarKind {
 		return nil, fmt.Errorf("%s: value of type %s is not a tensor", v.Pos, v.Type)
 	}
@@ -201,7 +212,7 @@ func constTensor(name string, v *mil.Value, w mil.Weights) (*tensor, error) {
 	var data []float32
 	var err error
 	if v.Blob != nil && isFloat16(v.Type.DType) {
-		data, err = decodeF16Blob(v, w)
+		data, err = decodeF16Blob(v, w, alloc)
 	} else {
 		data, err = v.Float32s(w)
 	}
@@ -217,9 +228,9 @@ func constTensor(name string, v *mil.Value, w mil.Weights) (*tensor, error) {
 	return &tensor{name: name, shape: append([]int{}, v.Type.Shape...), dtype: v.Type.DType, data: data, konst: true}, nil
 }
 
-// decodeF16Blob reads an fp16 weight blob with the vectorised bulk conversion; its values are fp16
-// already and need no rounding.
-func decodeF16Blob(v *mil.Value, w mil.Weights) ([]float32, error) {
+// decodeF16Blob reads an fp16 weight blob with the vectorised bulk conversion into a buffer from alloc
+// (a new one when alloc is nil); its values are fp16 already and need no rounding.
+func decodeF16Blob(v *mil.Value, w mil.Weights, alloc func(n int) []float32) ([]float32, error) {
 	b := v.Blob
 	file, ok := w[b.Path]
 	if !ok {
@@ -236,7 +247,12 @@ func decodeF16Blob(v *mil.Value, w mil.Weights) ([]float32, error) {
 	if n < 0 || len(raw) != 2*n {
 		return nil, fmt.Errorf("weight file %q offset %d: blob has %d bytes, %s needs %d", b.Path, b.Offset, len(raw), v.Type, 2*n)
 	}
-	data := make([]float32, n)
+	var data []float32
+	if alloc != nil {
+		data = alloc(n)
+	} else {
+		data = make([]float32, n)
+	}
 	if err := cpu.DecodeF16(data, raw); err != nil {
 		return nil, fmt.Errorf("weight file %q offset %d: %v", b.Path, b.Offset, err)
 	}

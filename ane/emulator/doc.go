@@ -10,9 +10,17 @@
 // contiguous share their input's buffer instead of copying.
 //
 // Memory (plan.go): op results take their buffers from a pool at compile time, and a buffer whose
-// values have all been read goes back to it, so a kernel holds only what is live at once. Surface
-// transfers (io.go) convert fp16 bytes directly with the vectorised conversions of package cpu; an
-// output that is a concat of whole channel blocks is written from its parts and the concat never runs.
+// values have all been read goes back to it, so a kernel holds only what is live at once. Apart from
+// weights and constants everything an Eval computes lives only during that Eval, so the kernels of one
+// backend share those buffers (scratch.go): their Evals, compiles and Closes take turns under the
+// backend's lock, and a later kernel carves its buffers out of the shared ones before it allocates, so
+// that a set of kernels needs about the scratch of the largest. Close releases the kernel's surfaces
+// (later accesses fail with ErrClosed) and shelves its weight buffers and surface memory for the
+// next compiles (recycle.go): a script that recompiles after each weight update reuses the same
+// memory instead of allocating, zeroing and paging it in again. Buffers are handed out uncleared
+// (every op writes all of its result), surface memory cleared. Surface transfers (io.go) convert fp16
+// bytes directly with the vectorised conversions of package cpu; an output that is a concat of whole
+// channel blocks is written from its parts (output_concat.go): the concat never runs and has no buffer.
 //
 // Fusion (fuse.go): before compiling, the compiler finds op chains that it runs as one step with the
 // same bits as the separate ops: causal attention scores, matmul → mul(scale) → add(mask) → softmax,

@@ -12,47 +12,82 @@ import (
 
 // Kernel is a compiled program: its surfaces, the tensors behind them and the ops in order.
 type Kernel struct {
-	mu     sync.Mutex     // serialises Eval and Close
-	ins    []*ane.Surface // one per main input
-	outs   []*ane.Surface // one per main output
-	inT    []*tensor      // the input values, read from ins at each Eval
-	outT   []*tensor      // the output values, written to outs after each Eval
-	steps  []step         // the ops, in order
-	inX    []*transfer    // reads the input surfaces into inT
-	outX   []*transfer    // writes outT (or the parts of an output concat) to the output surfaces
-	fp16   bool           // round results to fp16 (ane.FP16)
-	check  bool           // report the first result holding inf or NaN
-	evals  int            // Eval calls so far
-	closed bool           // Close was called
-	flops  float64        // floating-point operations per eval
+	mu      sync.Mutex        // serialises Eval and Close
+	ins     []*ane.Surface    // one per main input
+	outs    []*ane.Surface    // one per main output
+	inT     []*tensor         // the input values, read from ins at each Eval
+	outT    []*tensor         // the output values, written to outs after each Eval
+	steps   []step            // the ops, in order
+	inX     []*transfer       // reads the input surfaces into inT
+	outX    []*transfer       // writes outT (or the parts of an output concat) to the output surfaces
+	fp16    bool              // round results to fp16 (ane.FP16)
+	check   bool              // report the first result holding inf or NaN
+	evals   int               // Eval calls so far
+	closed  bool              // Close was called
+	flops   float64           // floating-point operations per eval
+	ar      *arena            // the backend's shared scratch and lock
+	owned   [][]float32       // weights and constants, from the recycler, given back at Close
+	scratch []*scratch        // the shared buffers it uses
+	mems    []*ane.HeapMemory // the memory of the surfaces
 }
 
 var _ ane.Kernel = (*Kernel)(nil)
 
-// compileFunc builds the kernel of main function fn.
-func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options) (*Kernel, error) {
-	return compileWith(fn, w, opts, true)
+// compileFunc builds the kernel of main function fn with buffers from arena ar.
+func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options, ar *arena) (*Kernel, error) {
+	return compileIn(fn, w, opts, true, ar)
 }
 
-// compileWith is compileFunc, with op chains fused into single steps or not.
+// compileWith is compileFunc with an arena of its own, with op chains fused into single steps or not.
 func compileWith(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool) (*Kernel, error) {
+	return compileIn(fn, w, opts, fuse, newArena())
+}
+
+// compileIn is compileWith with buffers from ar. On failure the buffers it took go back.
+func compileIn(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool, ar *arena) (*Kernel, error) {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
 	c := &compiler{fn: fn, w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{},
-		plan: newPlanner(fn), noFuse: !fuse}
-	k := &Kernel{fp16: opts.Numerics == ane.FP16, check: opts.CheckNumerics}
+		noFuse: !fuse, ar: ar, rec: ar.rec, fill: map[*scratch]int{}}
+	c.plan = newPlanner(fn, c.newScratch, ar.rec.spoil)
+	k, err := c.kernel()
+	ar.rec.compiled()
+	if err != nil {
+		var bytes [][]byte
+		for _, m := range c.mems {
+			bytes = append(bytes, m.Release())
+		}
+		ar.rec.give(c.owned, bytes)
+		ar.release(c.scratch)
+		return nil, err
+	}
+	return k, nil
+}
+
+// kernel compiles c.fn.
+func (c *compiler) kernel() (*Kernel, error) {
+	fn := c.fn
+	k := &Kernel{fp16: c.opts.Numerics == ane.FP16, check: c.opts.CheckNumerics, ar: c.ar}
 	for _, in := range fn.Inputs {
 		if in == nil {
 			return nil, fmt.Errorf("main: nil input")
 		}
-		s, err := ane.NewHeapSurface(in.Name, in.Type)
+		s, err := c.newSurface(in.Name, in.Type)
 		if err != nil {
 			return nil, fmt.Errorf("%s: input %s: %v", in.Pos, in.Name, err)
 		}
-		t := &tensor{name: in.Name, shape: append([]int{}, in.Type.Shape...), dtype: in.Type.DType, data: make([]float32, in.Type.NumElements())}
+		// Filled from the surface at the start of each Eval: shared scratch.
+		t := &tensor{name: in.Name, shape: append([]int{}, in.Type.Shape...), dtype: in.Type.DType, data: c.newScratch(max(in.Type.NumElements(), 0))}
 		c.env[in.Name] = t
 		k.ins = append(k.ins, s)
 		k.inT = append(k.inT, t)
 	}
 	fused, skip := c.findFusions()
+	used := usedNames(fn)
+	outputs := map[string]bool{}
+	for _, ref := range fn.Outputs {
+		outputs[ref.Name] = true
+	}
 	for i, op := range fn.Ops {
 		if op == nil || skip[i] {
 			continue
@@ -62,6 +97,10 @@ func compileWith(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool) (*Ker
 			if err := c.constOp(op); err != nil {
 				return nil, err
 			}
+			continue
+		}
+		if t, ok := c.outputConcat(op, outputs, used); ok {
+			c.env[t.name] = t
 			continue
 		}
 		build, ok := opTable[op.Kind]
@@ -79,7 +118,6 @@ func compileWith(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool) (*Ker
 		c.add(s)
 		k.flops += s.flops
 	}
-	used := usedNames(fn)
 	elide := map[*tensor]bool{} // output concats written from their parts
 	for _, ref := range fn.Outputs {
 		t, ok := c.env[ref.Name]
@@ -87,7 +125,7 @@ func compileWith(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool) (*Ker
 			return nil, fmt.Errorf("%s: output %q is not defined", ref.Pos, ref.Name)
 		}
 		typ := mil.Tensor(t.dtype, t.shape...)
-		s, err := ane.NewHeapSurface(ref.Name, typ)
+		s, err := c.newSurface(ref.Name, typ)
 		if err != nil {
 			return nil, fmt.Errorf("%s: output %s: %v", ref.Pos, ref.Name, err)
 		}
@@ -114,6 +152,7 @@ func compileWith(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool) (*Ker
 		}
 		k.steps = append(k.steps, s)
 	}
+	k.mems, k.owned, k.scratch = c.mems, c.owned, c.scratch
 	return k, nil
 }
 
@@ -152,7 +191,7 @@ func (c *compiler) constOp(op *mil.Op) error {
 	if (v.Type.Kind != mil.TensorKind && v.Type.Kind != mil.ScalarKind) || v.Type.DType == mil.String {
 		return nil
 	}
-	t, err := constTensor(op.Results[0].Name, v, c.w)
+	t, err := constTensorIn(op.Results[0].Name, v, c.w, c.newFloats)
 	if err != nil {
 		return opErr(op, "%v", err)
 	}
@@ -176,13 +215,17 @@ func (k *Kernel) Evals() int {
 	return k.evals
 }
 
-// Eval reads the input surfaces, runs every op and writes the output surfaces. It checks ctx between ops.
+// Eval reads the input surfaces, runs every op and writes the output surfaces. It checks ctx between
+// ops. The Evals of one backend's kernels take turns: they share their scratch buffers.
 func (k *Kernel) Eval(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
 		return fmt.Errorf("emulator: eval: %w", ane.ErrClosed)
 	}
+	k.ar.mu.Lock()
+	defer k.ar.mu.Unlock()
+	k.ar.rec.evaluating()
 	k.evals++
 	for _, x := range k.inX {
 		if err := x.run(); err != nil {
@@ -231,13 +274,27 @@ func (k *Kernel) checkStep(s *step) error {
 	return nil
 }
 
-// Close releases the kernel; later Evals fail with ane.ErrClosed. Closing twice is harmless.
+// Close releases the kernel and its surfaces: later Evals, and accesses to its surfaces, fail with an
+// error wrapping (or, from surface methods, naming) ane.ErrClosed. Its weight buffers and surface
+// memory go to the backend's recycler for the next compiles (recycle.go), and its share of the shared
+// scratch ends (scratch.go). Closing twice is harmless.
 func (k *Kernel) Close() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.closed {
+		return nil
+	}
 	k.closed = true
-	// Drop every buffer now (the surfaces stay readable), so that a caller that recompiles before the
-	// collector runs does not hold two kernels' memory.
-	k.steps, k.inT, k.outT, k.inX, k.outX = nil, nil, nil, nil, nil
+	k.ar.mu.Lock()
+	defer k.ar.mu.Unlock()
+	var bytes [][]byte
+	for _, m := range k.mems {
+		if b := m.Release(); b != nil {
+			bytes = append(bytes, b)
+		}
+	}
+	k.ar.rec.give(k.owned, bytes)
+	k.ar.release(k.scratch)
+	k.steps, k.inT, k.outT, k.inX, k.outX, k.owned, k.scratch, k.mems = nil, nil, nil, nil, nil, nil, nil, nil
 	return nil
 }

@@ -10,8 +10,9 @@ import (
 // Memory plan. Op results get their buffers from a pool at compile time: a buffer whose values are
 // no longer read (every tensor in it, views included, has had its last use) goes back to the pool and
 // the next result that fits reuses it. Inputs, constants, outputs and the parts of an output concat
-// keep buffers of their own for the kernel's life. This bounds a kernel's memory by the values live
-// at once rather than by all values of the program.
+// keep buffers of their own for the whole Eval. This bounds a kernel's memory by the values live
+// at once rather than by all values of the program. New buffers are the backend's shared scratch
+// (scratch.go); neither they nor reused ones are cleared, since every op writes all of its result.
 
 // buffer is one planned allocation.
 type buffer struct {
@@ -24,14 +25,17 @@ const forever = math.MaxInt
 
 // planner hands out and takes back buffers as compilation walks the ops.
 type planner struct {
-	lastUse map[string]int // value name -> index of the last op reading it
-	live    []*buffer      // buffers holding values still to be read
-	free    []*buffer      // buffers available for reuse
+	lastUse map[string]int        // value name -> index of the last op reading it
+	live    []*buffer             // buffers holding values still to be read
+	free    []*buffer             // buffers available for reuse
+	take    func(n int) []float32 // a new buffer of n elements
+	spoil   func([]float32)       // prepares a reused buffer (tests fill it with NaN)
 }
 
-// newPlanner computes the last use of every value of fn.
-func newPlanner(fn *mil.Func) *planner {
-	p := &planner{lastUse: map[string]int{}}
+// newPlanner computes the last use of every value of fn; take makes new buffers, spoil prepares
+// reused ones.
+func newPlanner(fn *mil.Func, take func(n int) []float32, spoil func([]float32)) *planner {
+	p := &planner{lastUse: map[string]int{}, take: take, spoil: spoil}
 	outs := map[string]bool{}
 	for _, r := range fn.Outputs {
 		outs[r.Name] = true
@@ -79,7 +83,8 @@ func (p *planner) release(i int) {
 	p.live = keep
 }
 
-// alloc returns n zeroed elements for value name: the smallest free buffer that holds them, or a new one.
+// alloc returns n elements for value name, holding anything: the smallest free buffer that holds
+// them, or a new one.
 func (p *planner) alloc(name string, n int) []float32 {
 	best := -1
 	for i, b := range p.free {
@@ -91,9 +96,9 @@ func (p *planner) alloc(name string, n int) []float32 {
 	if best >= 0 {
 		b = p.free[best]
 		p.free = append(p.free[:best], p.free[best+1:]...)
-		clear(b.data[:n])
+		p.spoil(b.data[:n])
 	} else {
-		b = &buffer{data: make([]float32, n)}
+		b = &buffer{data: p.take(n)}
 	}
 	b.last = p.last(name)
 	p.live = append(p.live, b)

@@ -1,0 +1,87 @@
+package builtins
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/anestar/anestar/mil"
+	"go.starlark.net/starlark"
+)
+
+// withTransposed gives the transpose, element by element, for shapes that fill the 4x4 blocks and
+// tiles exactly or leave remainders, and for matrices large enough to be split over goroutines.
+func TestWithTransposed(t *testing.T) {
+	for _, sh := range [][2]int{{1, 1}, {1, 7}, {7, 1}, {4, 4}, {16, 16}, {17, 33}, {37, 53}, {300, 301}, {256, 512}} {
+		r, c := sh[0], sh[1]
+		src := make([]float32, r*c)
+		for i := range src {
+			src[i] = float32(i) + 0.5
+		}
+		withTransposed(src, r, c, func(dst []float32) {
+			if len(dst) != r*c {
+				t.Fatalf("%dx%d: %d elements", r, c, len(dst))
+			}
+			for i := 0; i < r; i++ {
+				for j := 0; j < c; j++ {
+					if dst[j*r+i] != src[i*c+j] {
+						t.Fatalf("%dx%d: element [%d, %d] of the transpose is %v, want %v", r, c, j, i, dst[j*r+i], src[i*c+j])
+					}
+				}
+			}
+		})
+	}
+}
+
+// execGlobals runs src in a fresh session and returns its globals.
+func execGlobals(t *testing.T, src string) (starlark.StringDict, error) {
+	t.Helper()
+	s := &session{cfg: &Config{BackendName: "emulator"}, ctx: context.Background(), rng: newRNG(1), loads: map[string]*loadEntry{}}
+	s.out = &lineWriter{w: io.Discard}
+	s.predeclared = s.makePredeclared()
+	return starlark.ExecFileOptions(FileOptions, s.newThread("test"), "test.star", src, s.predeclared)
+}
+
+// p.weight(transpose = True) gives the same program text and weight file bytes as p.weight of
+// t.transpose(), in every dtype, and rejects a tensor that is not 2-D.
+func TestWeightTransposed(t *testing.T) {
+	g, err := execGlobals(t, `
+t = tensor.normal([37, 21])
+ps = {}
+for dt in ["fp16", "bf16", "fp32"]:
+    p1 = mil.program()
+    p1.output(p1.weight("w", t.transpose(), dtype = dt, shape = [21, 37, 1, 1]))
+    p2 = mil.program()
+    p2.output(p2.weight("w", t, dtype = dt, shape = [21, 37, 1, 1], transpose = True))
+    ps[dt] = (p1, p2)
+p3 = mil.program()
+shape = p3.weight("w", t, transpose = True).shape
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g["shape"].String(); got != "(21, 37)" {
+		t.Errorf("default shape %s, want (21, 37)", got)
+	}
+	for _, item := range g["ps"].(*starlark.Dict).Items() {
+		pair := item[1].(starlark.Tuple)
+		var texts [2]string
+		var files [2][]byte
+		for i := range 2 {
+			prog, w, err := pair[i].(*milProgram).build("test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts[i], files[i] = mil.Print(prog), w[mil.WeightPath("w")]
+		}
+		if texts[0] != texts[1] || !bytes.Equal(files[0], files[1]) || len(files[0]) < 37*21*2 {
+			t.Errorf("%s: transpose = True differs from t.transpose():\n%s\n%s", item[0], texts[0], texts[1])
+		}
+	}
+	_, err = execGlobals(t, `mil.program().weight("w", tensor.zeros(2, 3, 4), transpose = True)`)
+	if err == nil || !strings.Contains(err.Error(), "not 2-D") {
+		t.Errorf("3-D transpose: %v, want an error saying it is not 2-D", err)
+	}
+}
