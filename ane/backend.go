@@ -11,8 +11,9 @@ import (
 type Backend interface {
 	// Name is the registry name: "ane" or "emulator".
 	Name() string
-	// Compile type-checks p, loads its weights and prepares it for evaluation. Every call that reaches
-	// the device counts as one compile, success or failure.
+	// Compile type-checks p, loads its weights and prepares it for evaluation. Every call counts as one
+	// compile, success or failure (a program rejected before it reaches the device counts too, which can
+	// only make the count run high: the safe side of the ANE's per-process compile limit).
 	Compile(p *mil.Program, w mil.Weights) (Kernel, error)
 	// Compiles is the number of compiles this process has done on this backend.
 	Compiles() int
@@ -28,7 +29,8 @@ type Kernel interface {
 	Outputs() []*Surface
 	// Eval runs the program once, reading the input surfaces and writing the output surfaces.
 	Eval(ctx context.Context) error
-	// Close releases the kernel; later calls to Eval fail.
+	// Close releases the kernel and its surfaces; later calls to Eval, and accesses to its surfaces,
+	// fail with an error wrapping ErrClosed. Read what you need from the outputs before closing.
 	Close() error
 }
 

@@ -31,7 +31,7 @@ func (s *Surface) checkRegion(what string, ch, nch, col, ncol int) error {
 // access runs f on the surface's bytes between Lock and Unlock of its memory.
 func (s *Surface) access(readOnly bool, f func(b []byte)) error {
 	if err := s.mem.Lock(readOnly); err != nil {
-		return fmt.Errorf("surface %q: lock: %v", s.name, err)
+		return fmt.Errorf("surface %q: lock: %w", s.name, err)
 	}
 	b := s.mem.Bytes()
 	if len(b) != s.Bytes() {
@@ -40,7 +40,7 @@ func (s *Surface) access(readOnly bool, f func(b []byte)) error {
 	}
 	f(b)
 	if err := s.mem.Unlock(readOnly); err != nil {
-		return fmt.Errorf("surface %q: unlock: %v", s.name, err)
+		return fmt.Errorf("surface %q: unlock: %w", s.name, err)
 	}
 	return nil
 }

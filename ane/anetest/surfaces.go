@@ -291,6 +291,15 @@ func testFailures(t *testing.T, b ane.Backend) {
 		if err := k2.Eval(context.Background()); !errors.Is(err, ane.ErrClosed) {
 			t.Errorf("Eval after Close: got %v, want ane.ErrClosed", err)
 		}
+		// The kernel's surfaces go with it: an access is an error, never a read of reused memory.
+		in := k2.Inputs()[0]
+		buf := make([]float32, in.Spatial())
+		if err := in.ReadChannels(0, 1, buf); !errors.Is(err, ane.ErrClosed) {
+			t.Errorf("surface read after Close: got %v, want ane.ErrClosed", err)
+		}
+		if err := in.WriteChannels(0, 1, buf); !errors.Is(err, ane.ErrClosed) {
+			t.Errorf("surface write after Close: got %v, want ane.ErrClosed", err)
+		}
 	})
 }
 
