@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/anestar/anestar/cpu"
 )
@@ -105,12 +107,18 @@ func encodeFloat32sTo(dt DType, dst []byte, vals []float32) {
 	le := binary.LittleEndian
 	switch dt {
 	case FP16:
-		for lo := 0; lo < len(vals); lo += encodeChunk {
-			hi := min(lo+encodeChunk, len(vals))
-			d := dst[2*lo : 2*hi]
-			cpu.EncodeF16To(d, vals[lo:hi])
-			canonicalNaNs(d)
+		// Large weights are split over the cores: a compile happens between training steps, when the
+		// other core is idle.
+		parts := 1
+		if len(vals) >= parallelEncodeMin {
+			parts = min(runtime.GOMAXPROCS(0), 4)
 		}
+		var wg sync.WaitGroup
+		for p := range parts {
+			lo, hi := len(vals)*p/parts, len(vals)*(p+1)/parts
+			wg.Go(func() { encodeF16Range(dst[2*lo:2*hi], vals[lo:hi]) })
+		}
+		wg.Wait()
 	case BF16:
 		for i, v := range vals {
 			le.PutUint16(dst[2*i:], bf16Bits(v))
@@ -119,6 +127,19 @@ func encodeFloat32sTo(dt DType, dst []byte, vals []float32) {
 		for i, v := range vals {
 			le.PutUint32(dst[4*i:], math.Float32bits(v))
 		}
+	}
+}
+
+// parallelEncodeMin is the number of values from which an fp16 encode is split over goroutines.
+const parallelEncodeMin = 1 << 18
+
+// encodeF16Range encodes vals into dst (2 bytes each) chunk by chunk, with canonical NaNs.
+func encodeF16Range(dst []byte, vals []float32) {
+	for lo := 0; lo < len(vals); lo += encodeChunk {
+		hi := min(lo+encodeChunk, len(vals))
+		d := dst[2*lo : 2*hi]
+		cpu.EncodeF16To(d, vals[lo:hi])
+		canonicalNaNs(d)
 	}
 }
 
