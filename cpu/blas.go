@@ -62,10 +62,15 @@ func (l *library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []flo
 		scaleMatrix(m, n, beta, c, ldc)
 		return nil
 	}
-	if l.goSplit.Load() && l.splitSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+	if !l.goSplit.Load() {
+		l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return nil
 	}
-	l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	acquireCore()
+	if !l.splitSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
+	releaseCore()
 	return nil
 }
 
@@ -82,7 +87,13 @@ func (l *library) sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a
 		scaleMatrix(m, n, beta, c, ldc)
 		return nil
 	}
+	if !l.goSplit.Load() {
+		l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return nil
+	}
+	acquireCore()
 	l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	releaseCore()
 	return nil
 }
 

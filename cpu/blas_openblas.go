@@ -18,6 +18,16 @@ var openBLASNames = []string{"libopenblas.so.0", "libopenblas.so", "libopenblas.
 // loadOpenBLAS opens OpenBLAS with purego and binds sgemm_ (cblas_sgemm
 // where it lacks the Fortran symbol) and its thread controls.
 func loadOpenBLAS() (*library, error) {
+	// Unless the environment sizes OpenBLAS's thread pool, run it single-threaded and split large
+	// products over goroutines instead (see splitSgemm). OpenBLAS reads the variable when it loads:
+	// told afterwards (openblas_set_num_threads), it keeps the worker threads it started, which were
+	// seen to take a tenth of a core beside the program. The variable is removed again after loading,
+	// so that child processes do not inherit it; SetBLASThreads can still add threads later.
+	sized := os.Getenv("OPENBLAS_NUM_THREADS") != "" || os.Getenv("OMP_NUM_THREADS") != ""
+	if !sized {
+		os.Setenv("OPENBLAS_NUM_THREADS", "1")
+		defer os.Unsetenv("OPENBLAS_NUM_THREADS")
+	}
 	var handle uintptr
 	var errs []error
 	for _, name := range openBLASNames {
@@ -51,9 +61,7 @@ func loadOpenBLAS() (*library, error) {
 		setThreads: func(n int) { setThreads(int32(n)) },
 		threads:    func() int { return int(getThreads()) },
 	}
-	// Unless the environment sizes OpenBLAS's thread pool, run it single-threaded and split large
-	// products over goroutines instead (see splitSgemm).
-	if os.Getenv("OPENBLAS_NUM_THREADS") == "" && os.Getenv("OMP_NUM_THREADS") == "" {
+	if !sized {
 		setThreads(1)
 	}
 	l.goSplit.Store(getThreads() == 1)

@@ -42,6 +42,7 @@ func startGemmWorkers() {
 		go func() {
 			for p := range gemmWork {
 				p.l.sgemm(p.transA, p.transB, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc)
+				releaseCore()
 				p.done.Done()
 			}
 		}()
@@ -49,8 +50,9 @@ func startGemmWorkers() {
 	gemmWGs.New = func() any { return new(sync.WaitGroup) }
 }
 
-// splitSgemm computes the validated product with m, n, k > 0 in pieces over the workers; it reports
-// false, doing nothing, when the product is too small to split.
+// splitSgemm computes the validated product with m, n, k > 0 in pieces over the workers, one per core
+// slot free (the caller holds one already, and each worker frees the one taken for its piece); it
+// reports false, doing nothing, when the product is too small to split or no other slot is free.
 func (l *library) splitSgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	if 2*m*n*k < splitFLOPs {
@@ -62,12 +64,18 @@ func (l *library) splitSgemm(transA, transB bool, m, n, k int, alpha float32, a 
 	if byRows {
 		span = m
 	}
-	parts := min(gemmProcs, span/splitAlign)
+	parts := 1 // the caller's own slot
+	for parts < min(gemmProcs, span/splitAlign) && tryAcquireCore() {
+		parts++
+	}
 	if parts <= 1 {
 		return false
 	}
 	size := (span + parts - 1) / parts
 	size = (size + splitAlign - 1) / splitAlign * splitAlign
+	for pieces := (span + size - 1) / size; parts > pieces; parts-- {
+		releaseCore() // rounding the pieces up to splitAlign left fewer than the slots taken
+	}
 	wg := gemmWGs.Get().(*sync.WaitGroup)
 	var first gemmPiece
 	for i, lo := 0, 0; lo < span; i, lo = i+1, lo+size {

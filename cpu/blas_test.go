@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -229,12 +230,33 @@ func TestBLASThreads(t *testing.T) {
 	if err := SetBLAS("openblas"); err != nil {
 		t.Skipf("OpenBLAS not available here: %v", err)
 	}
+	if os.Getenv("OPENBLAS_NUM_THREADS") == "" && os.Getenv("OMP_NUM_THREADS") == "" && BLASThreads() != 1 {
+		t.Errorf("OpenBLAS loaded with %d threads, want 1 when the environment does not size it", BLASThreads())
+	}
 	old := BLASThreads()
+	defer SetBLASThreads(old)
+	// Threads can be added after loading single-threaded, and the library's own threads then compute
+	// products (the sizes OpenBLAS does spread over threads) correctly.
+	SetBLASThreads(2)
+	if BLASThreads() != 2 {
+		t.Fatalf("after SetBLASThreads(2): BLASThreads() = %d", BLASThreads())
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	const m, n, k = 300, 200, 100
+	a, b, c := randSlice(rng, m*k), randSlice(rng, k*n), make([]float32, m*n)
+	want, scale := refSgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+	if err := Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range c {
+		if math.Abs(float64(v)-want[i]) > 1e-5*scale[i]+1e-30 {
+			t.Fatalf("2 threads: C[%d] = %v, want %v", i, v, want[i])
+		}
+	}
 	SetBLASThreads(1)
 	if BLASThreads() != 1 {
 		t.Fatalf("after SetBLASThreads(1): BLASThreads() = %d", BLASThreads())
 	}
-	SetBLASThreads(old)
 }
 
 func benchSgemm(b *testing.B, lib BLAS) {

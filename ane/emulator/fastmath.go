@@ -8,24 +8,19 @@ func exp32(x float32) float32 {
 	switch {
 	case x != x:
 		return x
-	case x > 88.72284:
+	case x > expOver:
 		return float32(math.Inf(1))
-	case x < -103.97208:
+	case x < expUnder:
 		return 0
 	}
-	const (
-		log2e = 1.44269504088896341
-		ln2hi = 0.693359375
-		ln2lo = -2.12194440e-4
-	)
-	n := float32(math.Floor(float64(x*log2e + 0.5)))
-	r := x - n*ln2hi - n*ln2lo
-	p := float32(1.9875691500e-4)
-	p = p*r + 1.3981999507e-3
-	p = p*r + 8.3334519073e-3
-	p = p*r + 4.1665795894e-2
-	p = p*r + 1.6666665459e-1
-	p = p*r + 5.0000001201e-1
+	n := float32(math.Floor(float64(x*expLog2e + 0.5)))
+	r := x - n*expLn2hi - n*expLn2lo
+	p := float32(expC6)
+	p = p*r + expC5
+	p = p*r + expC4
+	p = p*r + expC3
+	p = p*r + expC2
+	p = p*r + expC1
 	e := p*r*r + r + 1
 	ni := int32(n)
 	if ni < -125 {
@@ -39,36 +34,69 @@ func exp32(x float32) float32 {
 	return e * math.Float32frombits(uint32(ni+127)<<23)
 }
 
+// exp32's constants (float32 values), shared by the scalar and vector code.
+const (
+	expOver   float32 = 88.72284   // above: +inf
+	expUnder  float32 = -103.97208 // below: 0
+	expFastLo float32 = -86        // [expFastLo, expFastHi]: 2^n is a normal float32
+	expFastHi float32 = 88         //
+	expLog2e  float32 = 1.44269504088896341
+	expLn2hi  float32 = 0.693359375 // ln2 = expLn2hi + expLn2lo, expLn2hi with few significant bits
+	expLn2lo  float32 = -2.12194440e-4
+	expC6     float32 = 1.9875691500e-4 // e^r ≈ 1 + r + r^2 (C1 + C2 r + ... + C6 r^5)
+	expC5     float32 = 1.3981999507e-3
+	expC4     float32 = 8.3334519073e-3
+	expC3     float32 = 4.1665795894e-2
+	expC2     float32 = 1.6666665459e-1
+	expC1     float32 = 5.0000001201e-1
+)
+
 // sigmoid32 is 1/(1+e^-x).
 func sigmoid32(x float32) float32 { return 1 / (1 + exp32(-x)) }
 
-// expShifted sets dst[i] = exp32(±src[i] - shift), minus when neg, with the same bits as exp32 but
-// about twice as fast: arguments in [-86, 88], where 2^n is a normal float32, run an inline copy of
-// exp32's operations in the same order (every product rounded explicitly, so that no platform fuses it
-// into a multiply-add); the rest call exp32.
+// expShifted sets dst[i] = exp32(±src[i] - shift), minus when neg, with the same bits as exp32. Where
+// the CPU has the vector unit for it (fastmath_amd64.go) blocks of eight run there; a block holding an
+// argument the vector code leaves to the scalar code, and the tail, run expShiftedGo.
 func expShifted(dst, src []float32, shift float32, neg bool) {
+	src = src[:len(dst)]
+	if !hasExpVec {
+		expShiftedGo(dst, src, shift, neg)
+		return
+	}
+	for len(dst) > 0 {
+		done := expShiftedVec(dst, src, shift, neg)
+		k := min(len(dst), done+expVecWidth)
+		expShiftedGo(dst[done:k], src[done:k], shift, neg)
+		dst, src = dst[k:], src[k:]
+	}
+}
+
+// expShiftedGo is expShifted in Go, about twice as fast as calling exp32: arguments in [-86, 88], where
+// 2^n is a normal float32, run an inline copy of exp32's operations in the same order (every product
+// rounded explicitly, so that no platform fuses it into a multiply-add); the rest call exp32.
+func expShiftedGo(dst, src []float32, shift float32, neg bool) {
 	src = src[:len(dst)]
 	for i, x := range src {
 		if neg {
 			x = -x
 		}
 		x -= shift
-		if !(x >= -86 && x <= 88) {
+		if !(x >= expFastLo && x <= expFastHi) {
 			dst[i] = exp32(x)
 			continue
 		}
-		t := float32(x*1.44269504088896341) + 0.5
+		t := float32(x*expLog2e) + 0.5
 		ni := int32(t)
 		if float32(ni) > t {
 			ni--
 		}
 		n := float32(ni)
-		r := float32(x-float32(n*0.693359375)) - float32(n*-2.12194440e-4)
-		p := float32(float32(1.9875691500e-4)*r) + 1.3981999507e-3
-		p = float32(p*r) + 8.3334519073e-3
-		p = float32(p*r) + 4.1665795894e-2
-		p = float32(p*r) + 1.6666665459e-1
-		p = float32(p*r) + 5.0000001201e-1
+		r := float32(x-float32(n*expLn2hi)) - float32(n*expLn2lo)
+		p := float32(expC6*r) + expC5
+		p = float32(p*r) + expC4
+		p = float32(p*r) + expC3
+		p = float32(p*r) + expC2
+		p = float32(p*r) + expC1
 		e := float32(float32(float32(p*r)*r)+r) + 1
 		dst[i] = e * math.Float32frombits(uint32(ni+127)<<23)
 	}

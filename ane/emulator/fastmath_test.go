@@ -128,3 +128,79 @@ func TestUnaryExpOpsMatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// The vector blocks give expShiftedGo's bits (and so exp32's) on every kind of argument: random bit
+// patterns, the edges of each range the vector code decides between, blocks mixing lanes it handles with
+// lanes it leaves to the scalar code, every tail length, and dst aliasing src.
+func TestExpShiftedVectorMatchesScalar(t *testing.T) {
+	if !hasExpVec {
+		t.Skip("no vector exp on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	edges := []float32{expFastLo, expFastHi, expUnder, expOver, 0, float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.NaN()), -87, 88.5}
+	pick := func() float32 {
+		switch rng.IntN(4) {
+		case 0:
+			return math.Float32frombits(rng.Uint32())
+		case 1:
+			e := math.Float32bits(edges[rng.IntN(len(edges))])
+			return math.Float32frombits(e + uint32(rng.IntN(5)) - 2)
+		default:
+			return float32(rng.Float64()*240 - 120)
+		}
+	}
+	for trial := range 4000 {
+		n := rng.IntN(70)
+		if trial%10 == 0 {
+			n = 2000
+		}
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = pick()
+		}
+		if trial%2 == 0 { // mostly fast-range blocks, with an occasional stray lane
+			for i := range src {
+				src[i] = float32(rng.Float64()*160 - 80)
+				if rng.IntN(50) == 0 {
+					src[i] = pick()
+				}
+			}
+		}
+		shift, neg := float32(rng.Float64()*20-10), rng.IntN(2) == 0
+		want := make([]float32, n)
+		expShiftedGo(want, src, shift, neg)
+		got := make([]float32, n)
+		expShifted(got, src, shift, neg)
+		inPlace := append([]float32(nil), src...)
+		expShifted(inPlace, inPlace, shift, neg)
+		for i := range want {
+			w := math.Float32bits(want[i])
+			if math.Float32bits(got[i]) != w || math.Float32bits(inPlace[i]) != w {
+				t.Fatalf("n=%d shift=%v neg=%v: exp of %v at %d: vector %v (in place %v), scalar %v",
+					n, shift, neg, src[i], i, got[i], inPlace[i], want[i])
+			}
+		}
+	}
+}
+
+func BenchmarkExpShifted(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	src := make([]float32, 4096)
+	for i := range src {
+		src[i] = float32(rng.Float64()*-30 + 5)
+	}
+	dst := make([]float32, len(src))
+	b.Run("dispatch", func(b *testing.B) {
+		b.SetBytes(4 * int64(len(src)))
+		for b.Loop() {
+			expShifted(dst, src, 5, false)
+		}
+	})
+	b.Run("go", func(b *testing.B) {
+		b.SetBytes(4 * int64(len(src)))
+		for b.Loop() {
+			expShiftedGo(dst, src, 5, false)
+		}
+	})
+}

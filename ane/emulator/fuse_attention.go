@@ -3,6 +3,7 @@ package emulator
 import (
 	"math"
 
+	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -40,9 +41,14 @@ type causalAttn struct {
 	maskMax              []float64 // per row, the largest masked mask value (-inf when none is masked)
 	rMM, rMul, rAdd, rSm bool      // whether each op rounds its result to fp16
 	nq, nk               []float64 // per batch, the norms of op(q)'s rows and the suffix maxima of op(k)'s column norms
+	width                []int     // per block of attnRowBlock rows, the columns of the product computed per head
 	errs                 []error
 	headFn, rowsFn       func(lo, hi int) // a.head and a.rows0, made once so that Eval allocates nothing
 }
+
+// attnRowBlock is the rows of one per-head product block: each block computes only the columns up to its
+// rows' longest kept prefix, which for a causal mask skips most of the masked half.
+var attnRowBlock = 128
 
 // matchCausalAttention matches the chain ending at softmax op sm (index d).
 func (c *compiler) matchCausalAttention(g *graph, d int, sm *mil.Op) *fusion {
@@ -112,6 +118,13 @@ func (c *compiler) matchCausalAttention(g *graph, d int, sm *mil.Op) *fusion {
 		a := &causalAttn{p: p, out: out.data, scale: scale.data[0], mask: mask.data, keep: keep, maskMax: maskMax,
 			rMM: c.roundsOp(mm), rMul: c.roundsOp(mul), rAdd: c.roundsOp(add), rSm: c.roundsOp(sm),
 			nq: make([]float64, nb*p.m), nk: make([]float64, nb*(p.n+1)), errs: make([]error, nb)}
+		for r0 := 0; r0 < p.m; r0 += attnRowBlock {
+			w := 0
+			for _, l := range keep[r0:min(r0+attnRowBlock, p.m)] {
+				w = max(w, l)
+			}
+			a.width = append(a.width, w)
+		}
 		a.headFn, a.rowsFn = a.head, a.rows0
 		flops := p.flops() + 8*float64(len(out.data))
 		return step{outs: []*tensor{out}, flops: flops, fused: true, run: a.run}, nil
@@ -148,20 +161,39 @@ func (a *causalAttn) run() error {
 	return nil
 }
 
-// rows0 finishes rows [lo, hi) of the single batch.
-func (a *causalAttn) rows0(lo, hi int) { a.rows(0, lo, hi) }
+// rows0 finishes rows [lo, hi) of the single batch, whose product is complete.
+func (a *causalAttn) rows0(lo, hi int) { a.rows(0, lo, hi, false) }
 
-// head evaluates batches [lo, hi).
+// head evaluates batches [lo, hi): per block of rows, the product's columns up to the block's width.
 func (a *causalAttn) head(lo, hi int) {
 	p := a.p
-	mn := p.m * p.n
 	for b := lo; b < hi; b++ {
-		if a.errs[b] = p.product(b, a.out[b*mn:(b+1)*mn], true); a.errs[b] != nil {
+		for blk, w := range a.width {
+			r0 := blk * attnRowBlock
+			if a.errs[b] = a.block(b, r0, min(r0+attnRowBlock, p.m), 0, w); a.errs[b] != nil {
+				break
+			}
+		}
+		if a.errs[b] != nil {
 			continue
 		}
 		a.norms(b)
-		a.rows(b, 0, p.m)
+		a.rows(b, 0, p.m, true)
 	}
+}
+
+// block computes rows [r0, r1) and columns [c0, c1) of batch b's product into place, single-threaded.
+func (a *causalAttn) block(b, r0, r1, c0, c1 int) error {
+	p := a.p
+	x := p.x.data[p.xoff[b]+r0*p.xc:] // rows r0.. of op(x)
+	if p.tx {
+		x = p.x.data[p.xoff[b]+r0:]
+	}
+	y := p.y.data[p.yoff[b]+c0:] // columns c0.. of op(y)
+	if p.ty {
+		y = p.y.data[p.yoff[b]+c0*p.yc:]
+	}
+	return cpu.SgemmSerial(p.tx, p.ty, r1-r0, c1-c0, p.k, 1, x, p.xc, y, p.yc, 0, a.out[(b*p.m+r0)*p.n+c0:], p.n)
 }
 
 // norms computes batch b's row norms of op(q) and the suffix maxima of op(k)'s column norms, in float64;
@@ -212,8 +244,9 @@ func notNaN(x float64) float64 {
 	return x
 }
 
-// rows finishes rows [lo, hi) of batch b, whose product is in place.
-func (a *causalAttn) rows(b, lo, hi int) {
+// rows finishes rows [lo, hi) of batch b, whose product is in place: in full, or when blocked up to
+// the width of each row's block.
+func (a *causalAttn) rows(b, lo, hi int, blocked bool) {
 	p := a.p
 	n := p.n
 	out := a.out[b*p.m*n:]
@@ -233,6 +266,11 @@ func (a *causalAttn) rows(b, lo, hi int) {
 			ok = ub < 0 && ub*(1-0x1p-9)-float64(vmax) < -expZeroMargin
 		}
 		if !ok {
+			if w := a.width[i/attnRowBlock]; blocked && w < n {
+				if a.errs[b] = a.block(b, i, i+1, w, n); a.errs[b] != nil {
+					return
+				}
+			}
 			a.scores(row[L:], a.mask[i*n+L:(i+1)*n])
 			softmaxRow(row, row)
 			if a.rSm {
@@ -259,8 +297,22 @@ func (a *causalAttn) rows(b, lo, hi int) {
 
 // scores turns products s into u = s*scale + mask in place, each op rounded as it rounds, and returns
 // their max and whether any is NaN. The row stays in L1 between the passes; rounding is vectorised.
+// Where nothing rounds, one pass does it all.
 func (a *causalAttn) scores(row, mask []float32) (vmax float32, nan bool) {
 	mask = mask[:len(row)]
+	vmax = float32(math.Inf(-1))
+	if !a.rMM && !a.rMul && !a.rAdd { // nothing rounds (FP32): one pass
+		scale := a.scale
+		for j, s := range row {
+			u := float32(s*scale) + mask[j]
+			row[j] = u
+			if u > vmax {
+				vmax = u
+			}
+			nan = nan || u != u
+		}
+		return vmax, nan
+	}
 	if a.rMM {
 		roundSlice(row)
 	}
@@ -277,7 +329,6 @@ func (a *causalAttn) scores(row, mask []float32) (vmax float32, nan bool) {
 	if a.rAdd {
 		roundSlice(row)
 	}
-	vmax = float32(math.Inf(-1))
 	for _, u := range row {
 		if u > vmax {
 			vmax = u
