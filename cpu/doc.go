@@ -24,6 +24,12 @@
 // OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set: Sgemm then splits large
 // products over GOMAXPROCS goroutines itself, so that the Go scheduler, not
 // spinning BLAS threads, shares the cores; [SgemmSerial] never splits.
+// OpenBLAS is opened with OPENBLAS_NUM_THREADS=1 (unless the user set it or
+// OMP_NUM_THREADS), so that it starts no idle worker thread. Every call into a
+// single-threaded library holds one of GOMAXPROCS process-wide core slots
+// (blas_cores.go), and a large product is split only over slots free when it
+// starts: the evaluator's products and an async queue's never run more
+// sgemms at once than there are cores.
 // Every implementation validates the same way: bad dimensions or short
 // slices are errors, never crashes.
 //

@@ -24,7 +24,8 @@
 //
 // Fusion (fuse.go): before compiling, the compiler finds op chains that it runs as one step with the
 // same bits as the separate ops: causal attention scores, matmul → mul(scale) → add(mask) → softmax,
-// computed per head with the softmax over each row's unmasked prefix only (fuse_attention.go, which
+// computed per head, by blocks of rows up to the block's longest unmasked prefix, with the softmax over
+// each row's unmasked prefix only (fuse_attention.go, which
 // proves per row, by a Cauchy–Schwarz bound, that the masked entries come out exactly 0, and otherwise
 // finishes the row in full), and the softmax gradient p*(g - rowsum(p*g))*scale in one pass per row
 // (fuse_softmax_grad.go). Intermediate values of a chain are never stored. With CheckNumerics nothing is
@@ -44,7 +45,8 @@
 // chose (which splits large products over goroutines itself when the library is single-threaded);
 // batched matmuls (one product per head) run their batches in parallel, one cpu.SgemmSerial each;
 // general convs gather patches (im2col) first. exp, sigmoid, silu and softmax run exp32's operations
-// inline over whole slices (expShifted), bit for bit. Elementwise ops, reductions, softmax, transposes and
+// inline over whole slices (expShifted), bit for bit; on amd64 with AVX2 eight at a time in assembly
+// (fastmath_amd64.s), with the same operations in the same order, so the bits do not change. Elementwise ops, reductions, softmax, transposes and
 // surface transfers are split over a fixed pool of GOMAXPROCS goroutines. In FP16 mode elementwise ops
 // and batched matmuls round each piece of their result as they finish it (vectorised, cpu.RoundF16To);
 // other ops get a separate parallel rounding pass. Eval checks its context between ops. PeakFLOPS is
