@@ -14,6 +14,7 @@
 //	go run ./bench/compare                                  reference sizes (dim 768, seq 512)
 //	go run ./bench/compare -reps 5 -steps 20
 //	go run ./bench/compare -base /tmp/anestar-old          before/after a change, interleaved
+//	go run ./bench/compare -base /tmp/old/anestar -base-script /tmp/old/scripts/train_layer.star
 //	go run ./bench/compare -set dim=256 -set hidden=512 -set heads=4 -set seq=128   a quick check
 package main
 
@@ -44,7 +45,7 @@ type config struct {
 	reps, steps, accum int
 	sets               sets
 	anestar, script    string
-	base               string
+	base, baseScript   string
 	peer, python       string
 	threads            string
 	modes              string
@@ -67,6 +68,7 @@ func main() {
 	flag.StringVar(&c.anestar, "anestar", "", "the anestar binary (default: go build ./cmd/anestar into a temporary directory)")
 	flag.StringVar(&c.base, "base", "", "a second anestar binary (say, built before a change) run alternately with the first, as \"base\"")
 	flag.StringVar(&c.script, "script", "scripts/train_layer.star", "the training script")
+	flag.StringVar(&c.baseScript, "base-script", "", "the script the -base binary runs (default -script): the script as it was when that binary was built")
 	flag.StringVar(&c.peer, "peer", "../shared/peers/torch_layer.py", "the PyTorch peer script")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python that has PyTorch")
 	flag.StringVar(&c.threads, "threads", "1,2", "peer thread counts")
@@ -112,11 +114,17 @@ func run(c config) error {
 		m := strings.TrimSpace(m)
 		name := "anestar " + m
 		names = append(names, name)
-		runs[name] = func(rep int) (result, error) { return runAnestar(c, c.anestar, tmp, timeV, m, params, rep) }
+		runs[name] = func(rep int) (result, error) { return runAnestar(c, c.anestar, c.script, tmp, timeV, m, params, rep) }
 		if c.base != "" {
 			name := "base " + m
 			names = append(names, name)
-			runs[name] = func(rep int) (result, error) { return runAnestar(c, c.base, tmp, timeV, m, params, rep) }
+			runs[name] = func(rep int) (result, error) {
+				script := c.script
+				if c.baseScript != "" {
+					script = c.baseScript
+				}
+				return runAnestar(c, c.base, script, tmp, timeV, m, params, rep)
+			}
 		}
 	}
 	peerOK, why := peerAvailable(c)
@@ -177,11 +185,11 @@ func timed(timeV string, argv []string, env []string) (string, float64, error) {
 	return s, rss, nil
 }
 
-func runAnestar(c config, bin, tmp, timeV, mode string, params map[string]string, rep int) (result, error) {
+func runAnestar(c config, bin, script, tmp, timeV, mode string, params map[string]string, rep int) (result, error) {
 	tag := fmt.Sprintf("%s-%s-%d", filepath.Base(bin), mode, rep)
 	metrics := filepath.Join(tmp, "metrics-"+tag+".jsonl")
 	ck := filepath.Join(tmp, "ckpt-"+tag+".safetensors")
-	argv := []string{bin, "run", c.script}
+	argv := []string{bin, "run", script}
 	if mode == "fp32" {
 		argv = append(argv, "--fp32")
 	}
