@@ -52,33 +52,22 @@ func (l *library) Name() string { return l.name }
 // Sgemm implements BLAS.
 func (l *library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	if err := checkSgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
-		return fmt.Errorf("cpu.Sgemm (%s): %w", l.name, err)
-	}
-	if m == 0 || n == 0 {
-		return nil
-	}
-	if k == 0 || alpha == 0 {
-		scaleMatrix(m, n, beta, c, ldc)
-		return nil
-	}
-	if !l.goSplit.Load() {
-		l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return nil
-	}
-	acquireCore()
-	if !l.splitSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
-		l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	}
-	releaseCore()
-	return nil
+	return l.gemm("cpu.Sgemm", true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // sgemmSerial is Sgemm without splitting the product over goroutines.
 func (l *library) sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	return l.gemm("cpu.SgemmSerial", false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemm validates the arguments (errors name caller), handles the empty and the scaling-only products,
+// and runs the library's sgemm, holding a core slot when the library is single-threaded; with split
+// it may spread a large product over the free slots.
+func (l *library) gemm(caller string, split, transA, transB bool, m, n, k int, alpha float32,
+	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	if err := checkSgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
-		return fmt.Errorf("cpu.SgemmSerial (%s): %w", l.name, err)
+		return fmt.Errorf("%s (%s): %w", caller, l.name, err)
 	}
 	if m == 0 || n == 0 {
 		return nil
@@ -92,7 +81,9 @@ func (l *library) sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a
 		return nil
 	}
 	acquireCore()
-	l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	if !split || !l.splitSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
 	releaseCore()
 	return nil
 }
@@ -314,11 +305,7 @@ func BLASThreads() int {
 // still uses its threads.
 func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	s := currentBLAS()
-	if s.err != nil {
-		return fmt.Errorf("cpu.SgemmSerial: %w", s.err)
-	}
-	return s.lib.sgemmSerial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return currentGemm("cpu.SgemmSerial", false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Sgemm computes C = alpha*op(A)*op(B) + beta*C with the current BLAS, where
@@ -330,9 +317,15 @@ func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, l
 // returns an error and leaves C untouched.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	return currentGemm("cpu.Sgemm", true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// currentGemm runs library.gemm on the current BLAS; errors name caller.
+func currentGemm(caller string, split, transA, transB bool, m, n, k int, alpha float32,
+	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	s := currentBLAS()
 	if s.err != nil {
-		return fmt.Errorf("cpu.Sgemm: %w", s.err)
+		return fmt.Errorf("%s: %w", caller, s.err)
 	}
-	return s.lib.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return s.lib.gemm(caller, split, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

@@ -10,7 +10,9 @@
 // [EncodeF16To] and [DecodeF16To] do the same on the calling goroutine
 // without allocating, for callers that parallelise themselves. On amd64
 // the bulk conversions use the F16C instructions, bit for bit equal to the
-// scalar definitions.
+// scalar definitions. The CPU features are detected once (cpuid_amd64.go);
+// [HasAVX2] shares that answer with other packages' AVX2 code, such as the
+// emulator's vector exp.
 //
 // Matrix products. [Sgemm] computes C = alpha*op(A)*op(B) + beta*C on
 // row-major float32 matrices with a [BLAS] implementation chosen at run

@@ -7,12 +7,6 @@ package cpu
 // handles the tails and CPUs without F16C.
 
 //go:noescape
-func cpuid(eaxIn, ecxIn uint32) (eax, ebx, ecx, edx uint32)
-
-//go:noescape
-func xgetbv0() (eax uint32)
-
-//go:noescape
 func roundF16F16C(dst, src *float32, n int)
 
 //go:noescape
@@ -20,18 +14,6 @@ func encodeF16F16C(dst *byte, src *float32, n int)
 
 //go:noescape
 func decodeF16F16C(dst *float32, src *byte, n int) (done int)
-
-// hasF16C reports whether the CPU and OS support AVX with F16C.
-var hasF16C = detectF16C()
-
-func detectF16C() bool {
-	_, _, c, _ := cpuid(1, 0)
-	const osxsave, avx, f16c = 1 << 27, 1 << 28, 1 << 29
-	if c&osxsave == 0 || c&avx == 0 || c&f16c == 0 {
-		return false
-	}
-	return xgetbv0()&6 == 6 // the OS saves XMM and YMM state
-}
 
 // roundF16Vec rounds the longest prefix of src that the vector code handles into dst and returns its
 // length; len(dst) >= len(src).

@@ -39,15 +39,8 @@ func MSE(grad, pred, target []float32) (float32, error) {
 // (softmax(logits)*sum_j target[r,j] - target)/rows, which for rows of
 // target summing to one is the familiar (p - t)/rows.
 func CrossEntropyLogits(grad, logits, target []float32, rows, cols int) (float32, error) {
-	chk := lengthCheck{op: "cpu.CrossEntropyLogits"}
-	chk.dims("rows, cols", rows, cols)
-	chk.atLeast("logits", logits, rows*cols)
-	chk.atLeast("target", target, rows*cols)
-	if grad != nil {
-		chk.atLeast("grad", grad, rows*cols)
-	}
-	if chk.err != nil {
-		return 0, chk.err
+	if err := rowLossLengths("cpu.CrossEntropyLogits", "logits", grad, logits, target, rows, cols); err != nil {
+		return 0, err
 	}
 	var loss float64
 	p := make([]float32, cols)
@@ -116,15 +109,8 @@ func CrossEntropyLabels(grad, logits []float32, labels []int, rows, cols int) (f
 // Probabilities are floored at 1e-7 so the loss stays finite; grad, when
 // not nil, gets -target/(p*rows) with the same floor.
 func CrossEntropyProbs(grad, probs, target []float32, rows, cols int) (float32, error) {
-	chk := lengthCheck{op: "cpu.CrossEntropyProbs"}
-	chk.dims("rows, cols", rows, cols)
-	chk.atLeast("probs", probs, rows*cols)
-	chk.atLeast("target", target, rows*cols)
-	if grad != nil {
-		chk.atLeast("grad", grad, rows*cols)
-	}
-	if chk.err != nil {
-		return 0, chk.err
+	if err := rowLossLengths("cpu.CrossEntropyProbs", "probs", grad, probs, target, rows, cols); err != nil {
+		return 0, err
 	}
 	n := rows * cols
 	var loss float64
@@ -188,6 +174,19 @@ func lossLengths(op string, grad, pred, target []float32) error {
 	chk.atLeast("target", target, len(pred))
 	if grad != nil {
 		chk.atLeast("grad", grad, len(pred))
+	}
+	return chk.err
+}
+
+// rowLossLengths checks a row-wise loss's arguments: rows and cols positive, the prediction (named
+// predName in messages) and target holding rows*cols values, and grad too when not nil.
+func rowLossLengths(op, predName string, grad, pred, target []float32, rows, cols int) error {
+	chk := lengthCheck{op: op}
+	chk.dims("rows, cols", rows, cols)
+	chk.atLeast(predName, pred, rows*cols)
+	chk.atLeast("target", target, rows*cols)
+	if grad != nil {
+		chk.atLeast("grad", grad, rows*cols)
 	}
 	return chk.err
 }

@@ -286,6 +286,35 @@ func (c *compiler) resultNoBuf(op *mil.Op, i int) (*tensor, error) {
 	return &tensor{name: r.Name, shape: append([]int{}, r.Type.Shape...), dtype: r.Type.DType}, nil
 }
 
+// xAndResult reads op's tensor argument x and makes op's result 0 with a fresh buffer.
+func (c *compiler) xAndResult(op *mil.Op) (x, out *tensor, err error) { return c.xAnd(op, c.result) }
+
+// xAndView reads op's tensor argument x and makes op's result 0 without a buffer, for results that
+// alias x.
+func (c *compiler) xAndView(op *mil.Op) (x, out *tensor, err error) { return c.xAnd(op, c.resultNoBuf) }
+
+// xAnd reads op's tensor argument x, then makes op's result 0 with res.
+func (c *compiler) xAnd(op *mil.Op, res func(*mil.Op, int) (*tensor, error)) (x, out *tensor, err error) {
+	if x, err = c.tensorArg(op, "x"); err != nil {
+		return nil, nil, err
+	}
+	if out, err = res(op, 0); err != nil {
+		return nil, nil, err
+	}
+	return x, out, nil
+}
+
+// xAndSameShape is xAndResult for ops whose result has x's shape, which it checks.
+func (c *compiler) xAndSameShape(op *mil.Op) (x, out *tensor, err error) {
+	if x, out, err = c.xAndResult(op); err != nil {
+		return nil, nil, err
+	}
+	if err := checkShape(op, "result", out.shape, x.shape); err != nil {
+		return nil, nil, err
+	}
+	return x, out, nil
+}
+
 // add records a compiled step and defines its results.
 func (c *compiler) add(s step) {
 	for _, t := range s.outs {

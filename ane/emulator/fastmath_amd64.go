@@ -1,6 +1,10 @@
 package emulator
 
-import "math"
+import (
+	"math"
+
+	"github.com/anestar/anestar/cpu"
+)
 
 // On amd64 with AVX2, expShifted runs exp32's fast-range operations eight lanes at a time in the same
 // order, each one rounded to float32 (no fused multiply-add), so the bits are exp32's. Lanes outside the
@@ -10,12 +14,6 @@ import "math"
 
 // expVecWidth is the lanes of one vector block.
 const expVecWidth = 8
-
-//go:noescape
-func expCPUID(eaxIn, ecxIn uint32) (eax, ebx, ecx, edx uint32)
-
-//go:noescape
-func expXGETBV() (eax uint32)
 
 // expShiftedAVX2 computes blocks of 8 from the start of src (n a multiple of 8) until a block holds an
 // argument it leaves to the scalar code, and returns the count done. sign is XORed into each source
@@ -38,21 +36,7 @@ var expTab = func() (t [expTabLen][8]float32) {
 }()
 
 // hasExpVec reports whether the CPU and OS support AVX2.
-var hasExpVec = detectAVX2()
-
-func detectAVX2() bool {
-	max, _, _, _ := expCPUID(0, 0)
-	if max < 7 {
-		return false
-	}
-	_, _, c, _ := expCPUID(1, 0)
-	const osxsave, avx = 1 << 27, 1 << 28
-	if c&osxsave == 0 || c&avx == 0 || expXGETBV()&6 != 6 {
-		return false
-	}
-	_, b, _, _ := expCPUID(7, 0)
-	return b&(1<<5) != 0
-}
+var hasExpVec = cpu.HasAVX2()
 
 // expShiftedVec runs the vector code on the longest prefix of whole blocks it handles and returns its
 // length; len(src) >= len(dst).

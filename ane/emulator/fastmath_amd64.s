@@ -1,23 +1,5 @@
 #include "textflag.h"
 
-// func expCPUID(eaxIn, ecxIn uint32) (eax, ebx, ecx, edx uint32)
-TEXT ·expCPUID(SB), NOSPLIT, $0-24
-	MOVL eaxIn+0(FP), AX
-	MOVL ecxIn+4(FP), CX
-	CPUID
-	MOVL AX, eax+8(FP)
-	MOVL BX, ebx+12(FP)
-	MOVL CX, ecx+16(FP)
-	MOVL DX, edx+20(FP)
-	RET
-
-// func expXGETBV() (eax uint32)
-TEXT ·expXGETBV(SB), NOSPLIT, $0-4
-	MOVL $0, CX
-	XGETBV
-	MOVL AX, eax+0(FP)
-	RET
-
 // Offsets of the constants in the table (32 bytes each).
 #define LOG2E 0(R8)
 #define HALF 32(R8)

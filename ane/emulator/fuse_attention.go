@@ -279,15 +279,7 @@ func (a *causalAttn) rows(b, lo, hi int, blocked bool) {
 			continue
 		}
 		kept := row[:L]
-		expShifted(kept, kept, vmax, false)
-		var sum float32
-		for _, e := range kept {
-			sum += e
-		}
-		inv := 1 / sum
-		for j := range kept {
-			kept[j] *= inv
-		}
+		expNormalize(kept, kept, vmax)
 		if a.rSm {
 			roundSlice(kept)
 		}

@@ -297,15 +297,8 @@ func binScalar(code binCode, a, b float32) float32 {
 
 // unaryOp builds the elementwise ops of one input.
 func unaryOp(c *compiler, op *mil.Op) (step, error) {
-	x, err := c.tensorArg(op, "x")
+	x, out, err := c.xAndSameShape(op)
 	if err != nil {
-		return step{}, err
-	}
-	out, err := c.result(op, 0)
-	if err != nil {
-		return step{}, err
-	}
-	if err := checkShape(op, "result", out.shape, x.shape); err != nil {
 		return step{}, err
 	}
 	var f func(dst, src []float32)

@@ -152,21 +152,27 @@ func batchOffsets(op *mil.Op, batch, dims []int, mat int) ([]int, error) {
 	return offs, nil
 }
 
+// weightedArgs reads the arguments x, weight and the optional bias of linear and conv, and makes
+// their result 0 with a fresh buffer.
+func (c *compiler) weightedArgs(op *mil.Op) (x, w, bias, out *tensor, err error) {
+	if x, err = c.tensorArg(op, "x"); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if w, err = c.tensorArg(op, "weight"); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if bias, err = c.optTensorArg(op, "bias"); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if out, err = c.result(op, 0); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return x, w, bias, out, nil
+}
+
 // linearOp builds linear: x @ weight^T + bias over x's last dim, one sgemm.
 func linearOp(c *compiler, op *mil.Op) (step, error) {
-	x, err := c.tensorArg(op, "x")
-	if err != nil {
-		return step{}, err
-	}
-	w, err := c.tensorArg(op, "weight")
-	if err != nil {
-		return step{}, err
-	}
-	bias, err := c.optTensorArg(op, "bias")
-	if err != nil {
-		return step{}, err
-	}
-	out, err := c.result(op, 0)
+	x, w, bias, out, err := c.weightedArgs(op)
 	if err != nil {
 		return step{}, err
 	}
@@ -200,19 +206,7 @@ func linearOp(c *compiler, op *mil.Op) (step, error) {
 // convOp builds conv over 1 to 3 spatial dims: a 1x1 conv with unit strides and no padding is one sgemm
 // per batch; anything else gathers patches (im2col) and does one sgemm per batch and group.
 func convOp(c *compiler, op *mil.Op) (step, error) {
-	x, err := c.tensorArg(op, "x")
-	if err != nil {
-		return step{}, err
-	}
-	w, err := c.tensorArg(op, "weight")
-	if err != nil {
-		return step{}, err
-	}
-	bias, err := c.optTensorArg(op, "bias")
-	if err != nil {
-		return step{}, err
-	}
-	out, err := c.result(op, 0)
+	x, w, bias, out, err := c.weightedArgs(op)
 	if err != nil {
 		return step{}, err
 	}

@@ -27,6 +27,37 @@ func normAxes(op *mil.Op, arg string, axes []int, rank int) ([]int, error) {
 	return out, nil
 }
 
+// axesArg reads op's argument axes, all of x's axes when absent, normalised against x's rank.
+func (c *compiler) axesArg(op *mil.Op, x *tensor) ([]int, error) {
+	axes, ok, err := c.intsArg(op, "axes")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		axes = make([]int, len(x.shape))
+		for i := range axes {
+			axes[i] = i
+		}
+	}
+	return normAxes(op, "axes", axes, len(x.shape))
+}
+
+// axisArg reads op's argument axis (def when absent), normalised against x's rank, which must not be 0.
+func (c *compiler) axisArg(op *mil.Op, x *tensor, def int) (int, error) {
+	ax, err := c.intArg(op, "axis", def)
+	if err != nil {
+		return 0, err
+	}
+	if len(x.shape) == 0 {
+		return 0, opErr(op, "x is a scalar")
+	}
+	axes, err := normAxes(op, "axis", []int{ax}, len(x.shape))
+	if err != nil {
+		return 0, err
+	}
+	return axes[0], nil
+}
+
 // axisSplit returns the sizes before, inside and after the dims [a, b] of shape.
 func axisSplit(shape []int, a, b int) (outer, n, inner int) {
 	return numel(shape[:a]), numel(shape[a : b+1]), numel(shape[b+1:])
@@ -47,25 +78,12 @@ const blockWidth = 256
 
 // reduceOp builds reduce_sum, reduce_mean and reduce_max.
 func reduceOp(c *compiler, op *mil.Op) (step, error) {
-	x, err := c.tensorArg(op, "x")
+	x, out, err := c.xAndResult(op)
 	if err != nil {
 		return step{}, err
 	}
-	out, err := c.result(op, 0)
+	axes, err := c.axesArg(op, x)
 	if err != nil {
-		return step{}, err
-	}
-	axes, ok, err := c.intsArg(op, "axes")
-	if err != nil {
-		return step{}, err
-	}
-	if !ok {
-		axes = make([]int, len(x.shape))
-		for i := range axes {
-			axes[i] = i
-		}
-	}
-	if axes, err = normAxes(op, "axes", axes, len(x.shape)); err != nil {
 		return step{}, err
 	}
 	slices.Sort(axes)
@@ -147,29 +165,15 @@ func reduceOp(c *compiler, op *mil.Op) (step, error) {
 
 // softmaxOp builds softmax along one axis: exp(x - max) / sum.
 func softmaxOp(c *compiler, op *mil.Op) (step, error) {
-	x, err := c.tensorArg(op, "x")
+	x, out, err := c.xAndSameShape(op)
 	if err != nil {
 		return step{}, err
 	}
-	out, err := c.result(op, 0)
+	a, err := c.axisArg(op, x, -1)
 	if err != nil {
 		return step{}, err
 	}
-	if err := checkShape(op, "result", out.shape, x.shape); err != nil {
-		return step{}, err
-	}
-	ax, err := c.intArg(op, "axis", -1)
-	if err != nil {
-		return step{}, err
-	}
-	if len(x.shape) == 0 {
-		return step{}, opErr(op, "x is a scalar")
-	}
-	axes, err := normAxes(op, "axis", []int{ax}, len(x.shape))
-	if err != nil {
-		return step{}, err
-	}
-	outer, n, inner := axisSplit(x.shape, axes[0], axes[0])
+	outer, n, inner := axisSplit(x.shape, a, a)
 	xd, od := x.data, out.data
 	nb := (inner + blockWidth - 1) / blockWidth
 	body := func(lo, hi int) {
@@ -225,6 +229,12 @@ func softmaxRow(dst, row []float32) {
 			m = v
 		}
 	}
+	expNormalize(dst, row, m)
+}
+
+// expNormalize sets dst to exp(row - m) scaled to sum to 1: softmaxRow once m, the row's maximum, is
+// known.
+func expNormalize(dst, row []float32, m float32) {
 	expShifted(dst, row, m, false)
 	var s float32
 	for _, e := range dst {
@@ -238,28 +248,12 @@ func softmaxRow(dst, row []float32) {
 
 // layerNormOp builds layer_norm over a block of consecutive axes.
 func layerNormOp(c *compiler, op *mil.Op) (step, error) {
-	x, err := c.tensorArg(op, "x")
+	x, out, err := c.xAndSameShape(op)
 	if err != nil {
 		return step{}, err
 	}
-	out, err := c.result(op, 0)
+	axes, err := c.axesArg(op, x)
 	if err != nil {
-		return step{}, err
-	}
-	if err := checkShape(op, "result", out.shape, x.shape); err != nil {
-		return step{}, err
-	}
-	axes, ok, err := c.intsArg(op, "axes")
-	if err != nil {
-		return step{}, err
-	}
-	if !ok {
-		axes = make([]int, len(x.shape))
-		for i := range axes {
-			axes[i] = i
-		}
-	}
-	if axes, err = normAxes(op, "axes", axes, len(x.shape)); err != nil {
 		return step{}, err
 	}
 	if !consecutive(axes) || !slices.IsSorted(axes) {

@@ -8,11 +8,7 @@ import (
 
 // aliasOp builds reshape, expand_dims and squeeze: the result shares x's buffer.
 func aliasOp(c *compiler, op *mil.Op) (step, error) {
-	x, err := c.tensorArg(op, "x")
-	if err != nil {
-		return step{}, err
-	}
-	out, err := c.resultNoBuf(op, 0)
+	x, out, err := c.xAndView(op)
 	if err != nil {
 		return step{}, err
 	}
@@ -43,11 +39,7 @@ func viewStep(c *compiler, out, x *tensor, str []int, off int) step {
 
 // transposeOp builds transpose.
 func transposeOp(c *compiler, op *mil.Op) (step, error) {
-	x, err := c.tensorArg(op, "x")
-	if err != nil {
-		return step{}, err
-	}
-	out, err := c.resultNoBuf(op, 0)
+	x, out, err := c.xAndView(op)
 	if err != nil {
 		return step{}, err
 	}
@@ -75,11 +67,7 @@ func transposeOp(c *compiler, op *mil.Op) (step, error) {
 
 // sliceOp builds slice_by_size and slice_by_index.
 func sliceOp(c *compiler, op *mil.Op) (step, error) {
-	x, err := c.tensorArg(op, "x")
-	if err != nil {
-		return step{}, err
-	}
-	out, err := c.resultNoBuf(op, 0)
+	x, out, err := c.xAndView(op)
 	if err != nil {
 		return step{}, err
 	}
@@ -234,18 +222,10 @@ func splitOp(c *compiler, op *mil.Op) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
-	ax, err := c.intArg(op, "axis", 0)
+	a, err := c.axisArg(op, x, 0)
 	if err != nil {
 		return step{}, err
 	}
-	if len(x.shape) == 0 {
-		return step{}, opErr(op, "x is a scalar")
-	}
-	axes, err := normAxes(op, "axis", []int{ax}, len(x.shape))
-	if err != nil {
-		return step{}, err
-	}
-	a := axes[0]
 	st := stridesOf(x.shape)
 	var all []*tensor
 	var runs []func() error
@@ -291,11 +271,7 @@ func splitOp(c *compiler, op *mil.Op) (step, error) {
 // castOp builds cast. Conversion to fp16 is the step's fp16 rounding (none in FP32 mode); integer types
 // truncate toward zero; bool is x != 0.
 func castOp(c *compiler, op *mil.Op) (step, error) {
-	x, err := c.tensorArg(op, "x")
-	if err != nil {
-		return step{}, err
-	}
-	out, err := c.result(op, 0)
+	x, out, err := c.xAndResult(op)
 	if err != nil {
 		return step{}, err
 	}
