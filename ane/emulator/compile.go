@@ -38,6 +38,7 @@ type compiler struct {
 	concatParts map[*tensor][]*tensor
 	plan        *planner          // the buffers of op results
 	noFuse      bool              // compile every op on its own (tests compare fused steps against this)
+	viaT        map[string]string // folded transposes read by matmuls: result name -> input name
 	ar          *arena            // the backend's shared scratch
 	rec         *recycler         // where weights and surface memory come from
 	owned       [][]float32       // the buffers taken from rec, given back when the kernel closes

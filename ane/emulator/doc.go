@@ -28,7 +28,9 @@
 // each row's unmasked prefix only (fuse_attention.go, which
 // proves per row, by a Cauchy–Schwarz bound, that the masked entries come out exactly 0, and otherwise
 // finishes the row in full), and the softmax gradient p*(g - rowsum(p*g))*scale in one pass per row
-// (fuse_softmax_grad.go). Intermediate values of a chain are never stored. With CheckNumerics nothing is
+// (fuse_softmax_grad.go). Transposes of the last two dims fold into products (fuse_transpose.go): one
+// read only by matmuls becomes a flipped transpose flag, one of a matmul's result a product with its
+// operands swapped. Intermediate values of a chain are never stored. With CheckNumerics nothing is
 // fused, so that the first non-finite result is named exactly.
 //
 // Numerics (ane.Options.Numerics):

@@ -185,14 +185,14 @@ func (a *causalAttn) head(lo, hi int) {
 // block computes rows [r0, r1) and columns [c0, c1) of batch b's product into place, single-threaded.
 func (a *causalAttn) block(b, r0, r1, c0, c1 int) error {
 	p := a.p
-	x := p.x.data[p.xoff[b]+r0*p.xc:] // rows r0.. of op(x)
+	xo, yo := r0*p.xc, c0 // rows r0.. of op(x), columns c0.. of op(y)
 	if p.tx {
-		x = p.x.data[p.xoff[b]+r0:]
+		xo = r0
 	}
-	y := p.y.data[p.yoff[b]+c0:] // columns c0.. of op(y)
 	if p.ty {
-		y = p.y.data[p.yoff[b]+c0*p.yc:]
+		yo = c0 * p.yc
 	}
+	x, y := p.x.data[p.xoff[b]+xo:], p.y.data[p.yoff[b]+yo:]
 	return cpu.SgemmSerial(p.tx, p.ty, r1-r0, c1-c0, p.k, 1, x, p.xc, y, p.yc, 0, a.out[(b*p.m+r0)*p.n+c0:], p.n)
 }
 

@@ -35,21 +35,42 @@ func (p *mmPlan) product(b int, dst []float32, serial bool) error {
 
 // planMatmul resolves op's operands and checks them against result shape out.
 func (c *compiler) planMatmul(op *mil.Op, out []int) (*mmPlan, error) {
-	x, err := c.tensorArg(op, "x")
+	return c.planMatmulT(op, out, false)
+}
+
+// mmOperand returns op's matmul operand arg (x or y) and its transpose flag, read through a folded
+// transpose (fuse_transpose.go) as its input with the flag flipped.
+func (c *compiler) mmOperand(op *mil.Op, arg string) (*tensor, bool, error) {
+	tr, err := c.boolArg(op, "transpose_"+arg, false)
+	if err != nil {
+		return nil, false, err
+	}
+	if src, ok := c.viaT[ref(op, arg)]; ok {
+		if t, ok := c.env[src]; ok {
+			return t, !tr, nil
+		}
+		return nil, false, opErr(op, "argument %s: %q is not defined", arg, src)
+	}
+	t, err := c.tensorArg(op, arg)
+	return t, tr, err
+}
+
+// planMatmulT is planMatmul for the result of op transposed in its last two dims when transposed is
+// set: op(y)^T op(x)^T.
+func (c *compiler) planMatmulT(op *mil.Op, out []int, transposed bool) (*mmPlan, error) {
+	x, tx, err := c.mmOperand(op, "x")
 	if err != nil {
 		return nil, err
 	}
-	y, err := c.tensorArg(op, "y")
+	y, ty, err := c.mmOperand(op, "y")
 	if err != nil {
 		return nil, err
 	}
-	tx, err := c.boolArg(op, "transpose_x", false)
-	if err != nil {
-		return nil, err
-	}
-	ty, err := c.boolArg(op, "transpose_y", false)
-	if err != nil {
-		return nil, err
+	if transposed {
+		if len(x.shape) < 2 || len(y.shape) < 2 {
+			return nil, opErr(op, "a transposed product needs operands of rank 2 or more")
+		}
+		x, y, tx, ty = y, x, !ty, !tx
 	}
 	want, err := mil.MatmulShape(x.shape, y.shape, tx, ty)
 	if err != nil {
@@ -101,10 +122,15 @@ func matmulOp(c *compiler, op *mil.Op) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
+	return matmulStep(c, p, out), nil
+}
+
+// matmulStep is the step of product p into out.
+func matmulStep(c *compiler, p *mmPlan, out *tensor) step {
 	od := out.data
 	nb, mn := p.batches(), p.m*p.n
 	if nb == 1 {
-		return step{outs: []*tensor{out}, flops: p.flops(), run: func() error { return p.product(0, od, false) }}, nil
+		return step{outs: []*tensor{out}, flops: p.flops(), run: func() error { return p.product(0, od, false) }}
 	}
 	// Batches (heads) run in parallel, one single-threaded product each, rounded as each finishes.
 	rnd := c.rounds(out)
@@ -120,7 +146,7 @@ func matmulOp(c *compiler, op *mil.Op) (step, error) {
 	return step{outs: []*tensor{out}, flops: p.flops(), fused: true, run: func() error {
 		parallel(nb, 1, body)
 		return firstErr(errs)
-	}}, nil
+	}}
 }
 
 // firstErr is the first non-nil error of errs.
