@@ -343,7 +343,9 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	}
 	var v *mil.Var
 	if transpose {
-		withTransposed(t.data, t.shape[0], t.shape[1], func(tt []float32) { v = bl.Weight(name, dt, shape, tt) })
+		if v, err = weightTransposed(bl, name, dt, shape, t.data, t.shape[0], t.shape[1]); err != nil {
+			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		}
 	} else {
 		v = bl.Weight(name, dt, shape, t.data)
 	}

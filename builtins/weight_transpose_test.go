@@ -11,27 +11,37 @@ import (
 	"go.starlark.net/starlark"
 )
 
-// withTransposed gives the transpose, element by element, for shapes that fill the 4x4 blocks and
-// tiles exactly or leave remainders, and for matrices large enough to be split over goroutines.
-func TestWithTransposed(t *testing.T) {
-	for _, sh := range [][2]int{{1, 1}, {1, 7}, {7, 1}, {4, 4}, {16, 16}, {17, 33}, {37, 53}, {300, 301}, {256, 512}} {
+// transposeCols gives the transpose, element by element, of every band of destination rows it is
+// asked for, for shapes that fill the 4x4 blocks and tiles exactly or leave remainders.
+func TestTransposeCols(t *testing.T) {
+	for _, sh := range [][2]int{{1, 1}, {1, 7}, {7, 1}, {4, 4}, {16, 16}, {17, 33}, {37, 53}, {300, 301}} {
 		r, c := sh[0], sh[1]
 		src := make([]float32, r*c)
 		for i := range src {
 			src[i] = float32(i) + 0.5
 		}
-		withTransposed(src, r, c, func(dst []float32) {
-			if len(dst) != r*c {
-				t.Fatalf("%dx%d: %d elements", r, c, len(dst))
-			}
-			for i := 0; i < r; i++ {
-				for j := 0; j < c; j++ {
-					if dst[j*r+i] != src[i*c+j] {
-						t.Fatalf("%dx%d: element [%d, %d] of the transpose is %v, want %v", r, c, j, i, dst[j*r+i], src[i*c+j])
+		for _, band := range []int{1, 5, weightTile, c} {
+			for lo := 0; lo < c; lo += band {
+				hi := min(lo+band, c)
+				dst := make([]float32, (hi-lo)*r+3) // longer than the band: transposeCols must not write past it
+				for k := range dst {
+					dst[k] = -1
+				}
+				transposeCols(dst, src, r, c, lo, hi)
+				for j := lo; j < hi; j++ {
+					for i := 0; i < r; i++ {
+						if got := dst[(j-lo)*r+i]; got != src[i*c+j] {
+							t.Fatalf("%dx%d rows [%d, %d): element [%d, %d] of the transpose is %v, want %v", r, c, lo, hi, j, i, got, src[i*c+j])
+						}
+					}
+				}
+				for k := (hi - lo) * r; k < len(dst); k++ {
+					if dst[k] != -1 {
+						t.Fatalf("%dx%d rows [%d, %d): wrote past the band at %d", r, c, lo, hi, k)
 					}
 				}
 			}
-		})
+		}
 	}
 }
 
@@ -48,14 +58,16 @@ func execGlobals(t *testing.T, src string) (starlark.StringDict, error) {
 // t.transpose(), in every dtype, and rejects a tensor that is not 2-D.
 func TestWeightTransposed(t *testing.T) {
 	g, err := execGlobals(t, `
-t = tensor.normal([37, 21])
 ps = {}
-for dt in ["fp16", "bf16", "fp32"]:
-    p1 = mil.program()
-    p1.output(p1.weight("w", t.transpose(), dtype = dt, shape = [21, 37, 1, 1]))
-    p2 = mil.program()
-    p2.output(p2.weight("w", t, dtype = dt, shape = [21, 37, 1, 1], transpose = True))
-    ps[dt] = (p1, p2)
+for r, c in [(37, 21), (300, 301), (129, 1000)]:
+    t = tensor.normal([r, c])
+    for dt in ["fp16", "bf16", "fp32"]:
+        p1 = mil.program()
+        p1.output(p1.weight("w", t.transpose(), dtype = dt, shape = [c, r, 1, 1]))
+        p2 = mil.program()
+        p2.output(p2.weight("w", t, dtype = dt, shape = [c, r, 1, 1], transpose = True))
+        ps["%s %dx%d" % (dt, r, c)] = (p1, p2)
+t = tensor.normal([37, 21])
 p3 = mil.program()
 shape = p3.weight("w", t, transpose = True).shape
 `)
@@ -83,5 +95,13 @@ shape = p3.weight("w", t, transpose = True).shape
 	_, err = execGlobals(t, `mil.program().weight("w", tensor.zeros(2, 3, 4), transpose = True)`)
 	if err == nil || !strings.Contains(err.Error(), "not 2-D") {
 		t.Errorf("3-D transpose: %v, want an error saying it is not 2-D", err)
+	}
+	_, err = execGlobals(t, `mil.program().weight("w", tensor.zeros(2, 3), shape = [7], transpose = True)`)
+	if err == nil || !strings.Contains(err.Error(), "holds 7 values") {
+		t.Errorf("transpose into a shape of the wrong size: %v, want an error naming its size", err)
+	}
+	_, err = execGlobals(t, `mil.program().weight("w", tensor.zeros(2, 3), shape = [0, 6], transpose = True)`)
+	if err == nil || !strings.Contains(err.Error(), "want positive dims") {
+		t.Errorf("transpose into a shape with a zero dim: %v, want the builder's shape error", err)
 	}
 }

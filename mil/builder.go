@@ -259,6 +259,27 @@ func (b *Builder) Weight(name string, dt DType, shape []int, data []float32) *Va
 
 // WeightIn is Weight with the data appended to the weight file at path, which several weights may share.
 func (b *Builder) WeightIn(path, name string, dt DType, shape []int, data []float32) *Var {
+	return b.addWeight(path, name, dt, shape, len(data), func(w *BlobWriter) (uint64, error) {
+		return w.AddFloat32s(dt, data)
+	})
+}
+
+// WeightFunc is Weight with the values produced by fill in chunks of whole units of unit values,
+// encoded straight into the weight file: see BlobWriter.AddFloat32Func, which says how fill is called
+// (from several goroutines at once, on disjoint chunks).
+func (b *Builder) WeightFunc(name string, dt DType, shape []int, unit int, fill func(lo, hi int, dst []float32)) *Var {
+	return b.addWeight(WeightPath(name), name, dt, shape, -1, func(w *BlobWriter) (uint64, error) {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		return w.AddFloat32Func(dt, n, unit, fill)
+	})
+}
+
+// addWeight adds a weight const of dtype dt and the given shape whose blob add appends to the weight file
+// at path; nvals is the number of values given, checked against the shape, or -1 when add produces them.
+func (b *Builder) addWeight(path, name string, dt DType, shape []int, nvals int, add func(w *BlobWriter) (uint64, error)) *Var {
 	if b.err != nil {
 		return nil
 	}
@@ -272,8 +293,8 @@ func (b *Builder) WeightIn(path, name string, dt DType, shape []int, data []floa
 		b.keep(opError(n, "const", "weight shape %v: want positive dims", shape))
 		return nil
 	}
-	if want := t.NumElements(); len(data) != want {
-		b.keep(opError(n, "const", "weight %s needs %d values, got %d", t, want, len(data)))
+	if want := t.NumElements(); nvals >= 0 && nvals != want {
+		b.keep(opError(n, "const", "weight %s needs %d values, got %d", t, want, nvals))
 		return nil
 	}
 	if !strings.HasPrefix(path, "@model_path/") {
@@ -284,7 +305,7 @@ func (b *Builder) WeightIn(path, name string, dt DType, shape []int, data []floa
 	if w == nil {
 		w = NewBlobWriter()
 	}
-	off, err := w.AddFloat32s(dt, data)
+	off, err := add(w)
 	if err != nil {
 		b.keep(opError(n, "const", "%v", err))
 		return nil

@@ -16,7 +16,8 @@
 // Builder builds programs op by op, checking each op as it is added: Op is the generic call (used by the
 // Starlark host for every op of the table), Input/Const/Weight/Add/Conv/... are typed helpers for Go.
 // Weight data is stored in weight blob files (BlobWriter, ReadBlob) that a program's BLOBFILE consts name;
-// Weights maps each file's path to its bytes.
+// Weights maps each file's path to its bytes. WeightFunc (BlobWriter.AddFloat32Func) takes values that a
+// function produces chunk by chunk, encoded straight into the file without a float32 copy of the whole.
 //
 // Backends read op arguments through Op.Arg, Func.ConstValue, Func.ArgValue and the Value accessors
 // (Float32s, Ints, Bool, Str); ConvParamsOf, MatmulShape, ReshapeShape, SliceBySizeBounds and
