@@ -207,6 +207,19 @@ func (p *milProgram) builder(fn string) (*mil.Builder, error) {
 	return p.b, nil
 }
 
+// builderFor is builder plus the dtype named by a builtin's dtype argument.
+func (p *milProgram) builderFor(fn, dtype string) (*mil.Builder, mil.DType, error) {
+	bl, err := p.builder(fn)
+	if err != nil {
+		return nil, 0, err
+	}
+	dt, err := parseDType(fn, dtype)
+	if err != nil {
+		return nil, 0, err
+	}
+	return bl, dt, nil
+}
+
 // build checks the program and returns it with its weights.
 func (p *milProgram) build(fn string) (*mil.Program, mil.Weights, error) {
 	if p.parsed != nil {
@@ -236,11 +249,7 @@ func progInput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "dtype", &dtype, "shape", &shape); err != nil {
 		return nil, err
 	}
-	bl, err := p.builder(b.Name())
-	if err != nil {
-		return nil, err
-	}
-	dt, err := parseDType(b.Name(), dtype)
+	bl, dt, err := p.builderFor(b.Name(), dtype)
 	if err != nil {
 		return nil, err
 	}
@@ -269,11 +278,7 @@ func progConst(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "value", &value, "dtype?", &dtype, "name?", &name); err != nil {
 		return nil, err
 	}
-	bl, err := p.builder(b.Name())
-	if err != nil {
-		return nil, err
-	}
-	dt, err := parseDType(b.Name(), dtype)
+	bl, dt, err := p.builderFor(b.Name(), dtype)
 	if err != nil {
 		return nil, err
 	}
@@ -321,11 +326,7 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "t", &t, "dtype?", &dtype, "shape?", &shape, "transpose?", &transpose); err != nil {
 		return nil, err
 	}
-	bl, err := p.builder(b.Name())
-	if err != nil {
-		return nil, err
-	}
-	dt, err := parseDType(b.Name(), dtype)
+	bl, dt, err := p.builderFor(b.Name(), dtype)
 	if err != nil {
 		return nil, err
 	}

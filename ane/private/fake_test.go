@@ -143,12 +143,11 @@ func (r *fakeRequest) release() { r.d.record("release request") }
 
 // fakeSurface is a plain buffer that remembers its lock state.
 type fakeSurface struct {
-	buf      []byte
-	locks    []string // "lock ro", "unlock rw", ...
-	locked   int
-	freed    bool
-	errLock  error
-	lastMode bool
+	buf     []byte
+	locks   []string // "lock ro", "unlock rw", ...
+	locked  int
+	freed   bool
+	errLock error
 }
 
 func mode(readOnly bool) string {
