@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -51,7 +51,7 @@ func (s *Surface) access(readOnly bool, f func(b []byte)) error {
 // encode stores src as consecutive elements of dtype d in dst.
 func encode(d mil.DType, dst []byte, src []float32) {
 	if d == mil.FP16 {
-		cpu.EncodeF16To(dst[:2*len(src)], src)
+		half.EncodeF16To(dst[:2*len(src)], src)
 		return
 	}
 	for i, v := range src {
@@ -62,7 +62,7 @@ func encode(d mil.DType, dst []byte, src []float32) {
 // decode loads consecutive elements of dtype d from src into dst.
 func decode(d mil.DType, dst []float32, src []byte) {
 	if d == mil.FP16 {
-		cpu.DecodeF16To(dst, src[:2*len(dst)])
+		half.DecodeF16To(dst, src[:2*len(dst)])
 		return
 	}
 	for i := range dst {

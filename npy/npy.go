@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 )
 
 // DType is the element type a .npy file stores.
@@ -114,7 +114,7 @@ func Read(r io.Reader) (*Array, error) {
 	a.Data = make([]float32, n)
 	switch a.DType {
 	case F16:
-		cpu.DecodeF16(a.Data, raw)
+		half.DecodeF16(a.Data, raw)
 	case F32:
 		for i := range a.Data {
 			a.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
@@ -274,7 +274,7 @@ func Write(w io.Writer, a *Array) error {
 	buf.WriteByte('\n')
 	if dt == F16 {
 		raw := make([]byte, 2*len(a.Data))
-		cpu.EncodeF16(raw, a.Data)
+		half.EncodeF16(raw, a.Data)
 		buf.Write(raw)
 	} else {
 		raw := make([]byte, 4*len(a.Data))

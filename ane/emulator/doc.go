@@ -59,7 +59,7 @@
 // (fastmath_amd64.s), with the same operations in the same order, so the bits do not change (the
 // noasm build tag leaves the assembly out). Elementwise ops, reductions, softmax, transposes and
 // surface transfers are split over a fixed pool of GOMAXPROCS goroutines. In FP16 mode elementwise ops
-// and batched matmuls round each piece of their result as they finish it (vectorised, cpu.RoundF16To);
+// and batched matmuls round each piece of their result as they finish it (vectorised, half.RoundF16To);
 // other ops get a separate parallel rounding pass. Eval checks its context between ops. PeakFLOPS is
 // the measured rate of a 512x512x512 sgemm.
 package emulator

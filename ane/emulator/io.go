@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/anestar/anestar/ane"
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -61,9 +61,9 @@ func (t *transfer) move(p ioPiece) {
 	if t.fp16 {
 		b := t.buf[p.off : p.off+2*len(p.data)]
 		if t.read {
-			cpu.DecodeF16To(p.data, b)
+			half.DecodeF16To(p.data, b)
 		} else {
-			cpu.EncodeF16To(b, p.data)
+			half.EncodeF16To(b, p.data)
 		}
 		return
 	}

@@ -1,6 +1,0 @@
-//go:build !amd64
-
-package cpu
-
-// HasAVX2 reports whether the CPU and the operating system support AVX2; never on this architecture.
-func HasAVX2() bool { return false }
