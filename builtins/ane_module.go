@@ -55,7 +55,7 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 		collectSooner()
 		k, err = be.Compile(prog, w)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 		s.kernels = append(s.kernels, k)
 	}
@@ -191,10 +191,10 @@ func kernelEval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	if k.closed {
-		return nil, fmt.Errorf("%s: the kernel is closed", b.Name())
+		return nil, nameErrf(b.Name(), "the %w", ane.ErrClosed)
 	}
 	if err := k.k.Eval(k.s.ctx); err != nil {
-		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	k.evals++
 	return starlark.None, nil
@@ -208,7 +208,7 @@ func kernelClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if !k.closed {
 		k.closed = true
 		if err := k.k.Close(); err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 	}
 	return starlark.None, nil
@@ -254,7 +254,7 @@ func surfTensorArgs(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.
 		return nil, nil, 0, 0, err
 	}
 	if t.Size()%s.Spatial() != 0 {
-		return nil, nil, 0, 0, fmt.Errorf("%s: %s has %d elements, not a whole number of channels of %d", b.Name(), t, t.Size(), s.Spatial())
+		return nil, nil, 0, 0, nameErrf(b.Name(), "%s has %d elements, not a whole number of channels of %d", t, t.Size(), s.Spatial())
 	}
 	if write {
 		err = t.readable(b.Name())
@@ -273,7 +273,7 @@ func surfWrite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		return nil, err
 	}
 	if err := s.WriteChannels(ch, n, t.data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -289,14 +289,14 @@ func surfRead(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		count = s.Channels() - ch
 	}
 	if count <= 0 || ch < 0 {
-		return nil, fmt.Errorf("%s: channels [%d, %d) are not a non-empty range of %s's %d", b.Name(), ch, ch+count, s.Name(), s.Channels())
+		return nil, nameErrf(b.Name(), "channels [%d, %d) are not a non-empty range of %s's %d", ch, ch+count, s.Name(), s.Channels())
 	}
 	t, err := NewTensor(count, s.Spatial())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if err := s.ReadChannels(ch, count, t.data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return t, nil
 }
@@ -307,7 +307,7 @@ func surfReadInto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	if err := s.ReadChannels(ch, n, t.data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return t, nil
 }
@@ -323,7 +323,7 @@ func surfCopyFrom(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		count = src.s.Channels() - from
 	}
 	if err := s.CopyChannels(to, src.s, from, count); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -337,7 +337,7 @@ func surfWriteRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		return nil, err
 	}
 	if len(t.shape) != 2 {
-		return nil, fmt.Errorf("%s: %s is not 2-D", b.Name(), t)
+		return nil, nameErrf(b.Name(), "%s is not 2-D", t)
 	}
 	nch, ncol := t.shape[0], t.shape[1]
 	if transposed {
@@ -347,7 +347,7 @@ func surfWriteRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		return nil, err
 	}
 	if err := s.WriteRegion(ch, nch, col, ncol, t.data, transposed); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -360,10 +360,10 @@ func surfReadRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	}
 	t, err := NewTensor(nch, ncol)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if err := s.ReadRegion(ch, nch, col, ncol, t.data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return t, nil
 }
@@ -375,7 +375,7 @@ func surfFill(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, err
 	}
 	if err := s.Fill(float32(v)); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }

@@ -1,7 +1,6 @@
 package builtins
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/anestar/anestar/ckpt"
@@ -41,14 +40,14 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 	for i, k := range keys {
 		t, ok := vals[i].(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("%s: tensors[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
+			return nil, nameErrf(b.Name(), "tensors[%q]: got %s, want tensor", k, vals[i].Type())
 		}
 		if err := t.readable(b.Name()); err != nil {
 			return nil, err
 		}
 		ct, err := ckpt.FromFloat32(ckpt.F32, t.shape, t.data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: tensors[%q]: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "tensors[%q]: %w", k, err)
 		}
 		f.Tensors[k] = ct
 	}
@@ -59,7 +58,7 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 	for i, k := range mkeys {
 		enc, err := starlark.Call(thread, json.Module.Members["encode"], starlark.Tuple{mvals[i]}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: meta[%q]: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "meta[%q]: %w", k, err)
 		}
 		f.Metadata[k] = string(enc.(starlark.String))
 	}
@@ -67,7 +66,7 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 		return nil, err
 	}
 	if err := ckpt.Save(path, f, ckpt.SaveOptions{Keep: keep}); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -79,14 +78,14 @@ func ckptLoad(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	f, err := ckpt.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	tensors := starlark.NewDict(len(f.Tensors))
 	for _, k := range sortedKeys(f.Tensors) {
 		ct := f.Tensors[k]
 		data, err := ct.Float32()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: tensor %q: %v", b.Name(), path, k, err)
+			return nil, nameErrf(b.Name(), "%s: tensor %q: %w", path, k, err)
 		}
 		shape := ct.Shape
 		if len(shape) == 0 {
@@ -94,7 +93,7 @@ func ckptLoad(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		}
 		t, err := TensorOf(data, shape...)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: tensor %q: %v", b.Name(), path, k, err)
+			return nil, nameErrf(b.Name(), "%s: tensor %q: %w", path, k, err)
 		}
 		tensors.SetKey(starlark.String(k), t)
 	}

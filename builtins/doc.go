@@ -40,6 +40,12 @@
 // error, and Result.Checked lists the programs (CheckedProgram). Scripts build every kernel and stop
 // before training, so that a size that does not fit is found in a second.
 //
+// # Errors
+//
+// A builtin's error is a BuiltinError: "name: cause", wrapping the cause, so that errors.As on the
+// error Run returns finds the typed errors beneath (mil.ErrorList, *ckpt.FormatError, ane.ErrClosed)
+// through the *starlark.EvalError that carries it. The script's own fail() gives one too.
+//
 // # Concurrency
 //
 // A script runs on one goroutine. Work queued on a queue runs on another, and the tensors it uses are

@@ -77,10 +77,10 @@ func varTypes(vs []*mil.Var) string {
 // the backend, so nothing counts against the compile budget.
 func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	if err := mil.Check(prog); err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	if err := mil.CheckWeights(prog, w); err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	var main *mil.Func
 	for _, f := range prog.Funcs {
@@ -89,7 +89,7 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 		}
 	}
 	if main == nil {
-		return nil, fmt.Errorf("%s: the program has no func main", fn)
+		return nil, nameErrf(fn, "the program has no func main")
 	}
 	types := map[string]*mil.Var{}
 	for _, in := range main.Inputs {
@@ -109,7 +109,7 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	for _, out := range main.Outputs {
 		v := types[out.Name]
 		if v == nil {
-			return nil, fmt.Errorf("%s: output %s is not defined", fn, out.Name)
+			return nil, nameErrf(fn, "output %s is not defined", out.Name)
 		}
 		c.Outputs = append(c.Outputs, v)
 	}
@@ -125,14 +125,14 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	for _, v := range c.Inputs {
 		sf, err := ane.NewHeapSurface(v.Name, v.Type)
 		if err != nil {
-			return nil, fmt.Errorf("%s: input %v", fn, err)
+			return nil, nameErrf(fn, "input %w", err)
 		}
 		k.inputs = append(k.inputs, sf)
 	}
 	for _, v := range c.Outputs {
 		sf, err := ane.NewHeapSurface(v.Name, v.Type)
 		if err != nil {
-			return nil, fmt.Errorf("%s: output %v", fn, err)
+			return nil, nameErrf(fn, "output %w", err)
 		}
 		k.outputs = append(k.outputs, sf)
 	}

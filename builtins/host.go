@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, nil
 	}
 	if err != nil && ctx.Err() != nil {
-		return res, fmt.Errorf("%w: %v", ctx.Err(), err)
+		return res, fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
 	if err == nil && len(cfg.Params) > 0 && s.params == nil {
 		return res, fmt.Errorf("%s: parameters were set (%s) but the script declares none with params()", cfg.Script, strings.Join(sortedKeys(cfg.Params), ", "))
@@ -174,6 +174,7 @@ func (s *session) newThread(name string) *starlark.Thread {
 // makePredeclared builds the global names every script and loaded file sees.
 func (s *session) makePredeclared() starlark.StringDict {
 	d := starlark.StringDict{
+		"fail":   starlark.NewBuiltin("fail", fail),
 		"params": starlark.NewBuiltin("params", s.paramsBuiltin),
 		"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
 		"math":   starmath.Module,
@@ -204,7 +205,7 @@ func (s *session) modules() []*moduleDef {
 // check returns ctx's error once the run is cancelled; long builtins call it between pieces of work.
 func (s *session) check(fn string) error {
 	if err := s.ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", fn, err)
+		return nameErr(fn, err)
 	}
 	return nil
 }
@@ -249,7 +250,7 @@ func (s *session) getBackend(fn string) (ane.Backend, error) {
 	if s.backend == nil {
 		b, err := ane.Open(s.cfg.BackendName, s.cfg.Options)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", fn, err)
+			return nil, nameErr(fn, err)
 		}
 		s.backend = b
 	}

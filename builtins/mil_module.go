@@ -164,7 +164,7 @@ func milParse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		err = mil.Check(prog)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	p := &milProgram{parsed: prog}
 	for _, f := range prog.Funcs {
@@ -198,11 +198,11 @@ func milOps(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 func (p *milProgram) builder(fn string) (*mil.Builder, error) {
 	switch {
 	case p.b == nil:
-		return nil, fmt.Errorf("%s: a parsed program cannot be changed", fn)
+		return nil, nameErrf(fn, "a parsed program cannot be changed")
 	case p.sealed:
-		return nil, fmt.Errorf("%s: the program was compiled and cannot be changed; start a new mil.program()", fn)
+		return nil, nameErrf(fn, "the program was compiled and cannot be changed; start a new mil.program()")
 	case p.b.Err() != nil:
-		return nil, fmt.Errorf("%s: the program has an earlier error (%v)", fn, p.b.Err())
+		return nil, nameErrf(fn, "the program has an earlier error (%w)", p.b.Err())
 	}
 	return p.b, nil
 }
@@ -227,7 +227,7 @@ func (p *milProgram) build(fn string) (*mil.Program, mil.Weights, error) {
 	}
 	prog, w, err := p.b.Build()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nil, nameErr(fn, err)
 	}
 	return prog, w, nil
 }
@@ -237,7 +237,7 @@ func recvProgram(b *starlark.Builtin) *milProgram { return b.Receiver().(*milPro
 func parseDType(fn, s string) (mil.DType, error) {
 	d, ok := mil.ParseDType(s)
 	if !ok {
-		return 0, fmt.Errorf("%s: unknown dtype %q", fn, s)
+		return 0, nameErrf(fn, "unknown dtype %q", s)
 	}
 	return d, nil
 }
@@ -266,9 +266,9 @@ func progInput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 // failed cannot be used further; scripts treat these errors as fatal.
 func (p *milProgram) takeErr(fn string) error {
 	if err := p.b.Err(); err != nil {
-		return fmt.Errorf("%s: %v", fn, err)
+		return nameErr(fn, err)
 	}
-	return fmt.Errorf("%s: failed", fn)
+	return nameErrf(fn, "failed")
 }
 
 func progConst(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -303,11 +303,11 @@ func progConst(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	case *starlark.List, starlark.Tuple:
 		var ints shapeArg
 		if err := ints.Unpack(x); err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 		val = mil.IntsValue(ints...)
 	default:
-		return nil, fmt.Errorf("%s: for parameter value: got %s, want number, bool, string, list of ints or tensor", b.Name(), value.Type())
+		return nil, nameErrf(b.Name(), "for parameter value: got %s, want number, bool, string, list of ints or tensor", value.Type())
 	}
 	v := bl.Const(name, val)
 	if v == nil {
@@ -331,7 +331,7 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	if transpose && len(t.shape) != 2 {
-		return nil, fmt.Errorf("%s: transpose: %s is not 2-D", b.Name(), t)
+		return nil, nameErrf(b.Name(), "transpose: %s is not 2-D", t)
 	}
 	if shape == nil {
 		shape = t.shape
@@ -345,7 +345,7 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	var v *mil.Var
 	if transpose {
 		if v, err = weightTransposed(bl, name, dt, shape, t.data, t.shape[0], t.shape[1]); err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 	} else {
 		v = bl.Weight(name, dt, shape, t.data)
@@ -359,14 +359,14 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 func progOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	p := recvProgram(b)
 	if len(args) < 1 {
-		return nil, fmt.Errorf("%s: missing the op kind", b.Name())
+		return nil, nameErrf(b.Name(), "missing the op kind")
 	}
 	kind, ok := starlark.AsString(args[0])
 	if !ok {
-		return nil, fmt.Errorf("%s: for parameter kind: got %s, want string", b.Name(), args[0].Type())
+		return nil, nameErrf(b.Name(), "for parameter kind: got %s, want string", args[0].Type())
 	}
 	if _, ok := mil.LookupOp(kind); !ok {
-		return nil, fmt.Errorf("%s: unknown op %q (mil.ops() lists them)", b.Name(), kind)
+		return nil, nameErrf(b.Name(), "unknown op %q (mil.ops() lists them)", kind)
 	}
 	return p.addOp(b.Name()+"("+kind+")", kind, args[1:], kwargs)
 }
@@ -374,7 +374,7 @@ func progOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 // addOp converts the Starlark arguments and adds an op of the given kind.
 func (p *milProgram) addOp(fn, kind string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if len(args) > 0 {
-		return nil, fmt.Errorf("%s: pass the op's arguments by name, e.g. x = v", fn)
+		return nil, nameErrf(fn, "pass the op's arguments by name, e.g. x = v")
 	}
 	bl, err := p.builder(fn)
 	if err != nil {
@@ -387,20 +387,20 @@ func (p *milProgram) addOp(fn, kind string, args starlark.Tuple, kwargs []starla
 		if k == "name" {
 			s, ok := starlark.AsString(kv[1])
 			if !ok {
-				return nil, fmt.Errorf("%s: name: got %s, want string", fn, kv[1].Type())
+				return nil, nameErrf(fn, "name: got %s, want string", kv[1].Type())
 			}
 			name = s
 			continue
 		}
 		a, err := p.opArg(kv[1])
 		if err != nil {
-			return nil, fmt.Errorf("%s: argument %s: %v", fn, k, err)
+			return nil, nameErrf(fn, "argument %s: %w", k, err)
 		}
 		margs[k] = a
 	}
 	vs, err := bl.Op(kind, name, margs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	if len(vs) == 1 {
 		return &milVar{p: p, v: vs[0]}, nil
@@ -474,7 +474,7 @@ func (p *milProgram) opArg(v starlark.Value) (any, error) {
 func progOutput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	p := recvProgram(b)
 	if len(kwargs) > 0 {
-		return nil, fmt.Errorf("%s: unexpected keyword arguments", b.Name())
+		return nil, nameErrf(b.Name(), "unexpected keyword arguments")
 	}
 	bl, err := p.builder(b.Name())
 	if err != nil {
@@ -484,7 +484,7 @@ func progOutput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	for i, a := range args {
 		mv, ok := a.(*milVar)
 		if !ok || mv.p != p {
-			return nil, fmt.Errorf("%s: argument %d: want a var of this program, got %s", b.Name(), i+1, a.Type())
+			return nil, nameErrf(b.Name(), "argument %d: want a var of this program, got %s", i+1, a.Type())
 		}
 		vs = append(vs, mv.v)
 		p.outs = append(p.outs, mv)

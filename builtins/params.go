@@ -43,7 +43,7 @@ func (s *session) paramsBuiltin(thread *starlark.Thread, b *starlark.Builtin, ar
 		if text, ok := s.cfg.Params[name]; ok {
 			v, err := ParseValue(thread, name, text, kv[1])
 			if err != nil {
-				return nil, fmt.Errorf("params: %v", err)
+				return nil, nameErr("params", err)
 			}
 			p.Value = v
 		}

@@ -87,17 +87,17 @@ func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args
 	for i := 0; it.Next(&v); i++ {
 		f, ok := starlark.AsString(v)
 		if !ok {
-			return nil, fmt.Errorf("%s: flags[%d]: got %s, want string", b.Name(), i, v.Type())
+			return nil, nameErrf(b.Name(), "flags[%d]: got %s, want string", i, v.Type())
 		}
 		if !slices.Contains(argv, f) {
 			argv = append(argv, f)
 		}
 	}
 	if s.cfg.DryRun {
-		return nil, fmt.Errorf("%s: dry run: a dry run does not restart; stop before restarting when process.dry_run is True", b.Name())
+		return nil, nameErrf(b.Name(), "dry run: a dry run does not restart; stop before restarting when process.dry_run is True")
 	}
 	if s.cfg.Exec == nil {
-		return nil, fmt.Errorf("%s: this host cannot restart the program", b.Name())
+		return nil, nameErrf(b.Name(), "this host cannot restart the program")
 	}
 	for _, q := range s.queues {
 		if err := q.wait(b.Name()); err != nil {
@@ -105,7 +105,7 @@ func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args
 		}
 	}
 	if err := s.cfg.Exec(argv); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return nil, &execError{argv: argv}
 }
@@ -177,11 +177,11 @@ func (s *session) processMetrics(_ *starlark.Thread, b *starlark.Builtin, args s
 	case starlark.Bool:
 		appendMode = bool(v)
 	default:
-		return nil, fmt.Errorf("%s: append must be None, True or False, not %s", b.Name(), appendArg.Type())
+		return nil, nameErrf(b.Name(), "append must be None, True or False, not %s", appendArg.Type())
 	}
 	w, err := metricsfile.Open(path, appendMode)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	m := &metrics{path: path, w: w}
 	s.addCloser(m)
@@ -204,22 +204,22 @@ func metricsWrite(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		d.SetKey(kv[0], kv[1])
 	}
 	if m.closed {
-		return nil, fmt.Errorf("%s: %s is closed", b.Name(), m)
+		return nil, nameErrf(b.Name(), "%s is closed", m)
 	}
 	fields := make(map[string]any, d.Len())
 	for _, kv := range d.Items() {
 		k, ok := kv[0].(starlark.String)
 		if !ok {
-			return nil, fmt.Errorf("%s: keys must be strings, not %s", b.Name(), kv[0].Type())
+			return nil, nameErrf(b.Name(), "keys must be strings, not %s", kv[0].Type())
 		}
 		v, err := toJSONValue(kv[1])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", b.Name(), string(k), err)
+			return nil, nameErrf(b.Name(), "%s: %w", string(k), err)
 		}
 		fields[string(k)] = v
 	}
 	if err := m.w.Write(fields); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -274,7 +274,7 @@ func metricsClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	if err := b.Receiver().(*metrics).Close(); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }

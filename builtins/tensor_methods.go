@@ -75,7 +75,7 @@ func tRows(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 		return nil, err
 	}
 	if start < 0 || stop > t.shape[0] || start >= stop {
-		return nil, fmt.Errorf("%s: rows [%d, %d) are not a non-empty range of %s's %d rows", b.Name(), start, stop, t, t.shape[0])
+		return nil, nameErrf(b.Name(), "rows [%d, %d) are not a non-empty range of %s's %d rows", start, stop, t, t.shape[0])
 	}
 	rs := t.rowSize()
 	return t.view(t.data[start*rs:stop*rs:stop*rs], append([]int{stop - start}, t.shape[1:]...)), nil
@@ -84,7 +84,7 @@ func tRows(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 func tReshape(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	t := recvTensor(b)
 	if len(kwargs) > 0 {
-		return nil, fmt.Errorf("%s: unexpected keyword arguments", b.Name())
+		return nil, nameErrf(b.Name(), "unexpected keyword arguments")
 	}
 	shape, err := shapeFromArgs(b.Name(), args)
 	if err != nil {
@@ -92,7 +92,7 @@ func tReshape(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	}
 	shape, err = inferShape(shape, len(t.data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return t.view(t.data, shape), nil
 }
@@ -130,7 +130,7 @@ func tTranspose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	if len(t.shape) != 2 {
-		return nil, fmt.Errorf("%s: %s is not 2-D", b.Name(), t)
+		return nil, nameErrf(b.Name(), "%s is not 2-D", t)
 	}
 	if err := t.readable(b.Name()); err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func tItem(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 		return nil, err
 	}
 	if len(t.data) != 1 {
-		return nil, fmt.Errorf("%s: %s has %d elements, want 1", b.Name(), t, len(t.data))
+		return nil, nameErrf(b.Name(), "%s has %d elements, want 1", t, len(t.data))
 	}
 	if err := t.readable(b.Name()); err != nil {
 		return nil, err
@@ -242,7 +242,7 @@ func tCopyFrom(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		return nil, err
 	}
 	if src.Size() != t.Size() {
-		return nil, fmt.Errorf("%s: src %s has %d elements, %s has %d", b.Name(), src, src.Size(), t, t.Size())
+		return nil, nameErrf(b.Name(), "src %s has %d elements, %s has %d", src, src.Size(), t, t.Size())
 	}
 	if err := src.readable(b.Name()); err != nil {
 		return nil, err
@@ -270,7 +270,7 @@ func tInPlace(k elemOp) impl {
 		}
 		u, ok := x.(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("%s: for parameter x: got %s, want number or tensor", b.Name(), x.Type())
+			return nil, nameErrf(b.Name(), "for parameter x: got %s, want number or tensor", x.Type())
 		}
 		if err := sameShape(b.Name(), t, u); err != nil {
 			return nil, err

@@ -56,7 +56,7 @@ func (s *session) tensorModule() *moduleDef {
 func (s *session) tensorFull(v float32) impl {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		if len(kwargs) > 0 {
-			return nil, fmt.Errorf("%s: unexpected keyword arguments", b.Name())
+			return nil, nameErrf(b.Name(), "unexpected keyword arguments")
 		}
 		shape, err := shapeFromArgs(b.Name(), args)
 		if err != nil {
@@ -69,7 +69,7 @@ func (s *session) tensorFull(v float32) impl {
 func filled(fn string, shape []int, v float32) (*Tensor, error) {
 	t, err := NewTensor(shape...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	if v != 0 {
 		for i := range t.data {
@@ -133,18 +133,18 @@ func tensorFromList(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	var data []float32
 	var nest []int
 	if err := flatten(values, 0, &nest, &data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if shape == nil {
 		shape = nest
 	}
 	sh, err := inferShape(shape, len(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	t, err := TensorOf(data, sh...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return t, nil
 }
@@ -189,12 +189,12 @@ func tensorCat(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		return nil, err
 	}
 	if len(ts) == 0 {
-		return nil, fmt.Errorf("%s: no tensors", b.Name())
+		return nil, nameErrf(b.Name(), "no tensors")
 	}
 	rows := 0
 	for i, t := range ts {
 		if len(t.shape) != len(ts[0].shape) || !slices.Equal(t.shape[1:], ts[0].shape[1:]) {
-			return nil, fmt.Errorf("%s: tensors[%d] is %s, tensors[0] is %s", b.Name(), i, t, ts[0])
+			return nil, nameErrf(b.Name(), "tensors[%d] is %s, tensors[0] is %s", i, t, ts[0])
 		}
 		if err := t.readable(b.Name()); err != nil {
 			return nil, err
@@ -203,7 +203,7 @@ func tensorCat(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	}
 	out, err := NewTensor(append([]int{rows}, ts[0].shape[1:]...)...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	off := 0
 	for _, t := range ts {
@@ -219,7 +219,7 @@ func tensorLoadNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	a, err := npy.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	shape := a.Shape
 	if len(shape) == 0 {
@@ -227,7 +227,7 @@ func tensorLoadNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	t, err := TensorOf(a.Data, shape...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %v", b.Name(), path, err)
+		return nil, nameErrf(b.Name(), "%s: %w", path, err)
 	}
 	return t, nil
 }
@@ -242,7 +242,7 @@ func tensorSaveNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		return nil, err
 	}
 	if err := npy.WriteFile(path, &npy.Array{Shape: t.shape, DType: npy.F32, Data: t.data}); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -315,7 +315,7 @@ func (s *session) tensorSetRNGState(_ *starlark.Thread, b *starlark.Builtin, arg
 		return nil, err
 	}
 	if err := s.rng.setState(st); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -330,20 +330,20 @@ func tensorLoadCSV(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		return nil, err
 	}
 	if skip < 0 {
-		return nil, fmt.Errorf("%s: skip is %d, want >= 0", b.Name(), skip)
+		return nil, nameErrf(b.Name(), "skip is %d, want >= 0", skip)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	defer f.Close()
 	data, cols, err := readCSV(f, skip)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s%v", b.Name(), path, err)
+		return nil, nameErrf(b.Name(), "%s%w", path, err)
 	}
 	t, err := TensorOf(data, len(data)/cols, cols)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %v", b.Name(), path, err)
+		return nil, nameErrf(b.Name(), "%s: %w", path, err)
 	}
 	return t, nil
 }
@@ -356,7 +356,7 @@ func readCSV(r io.Reader, skip int) ([]float32, int, error) {
 	if head, _ := br.Peek(len(gzipMagic)); bytes.Equal(head, gzipMagic) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, 0, fmt.Errorf(": %v", err)
+			return nil, 0, fmt.Errorf(": %w", err)
 		}
 		defer zr.Close()
 		br = bufio.NewReader(zr)
@@ -367,7 +367,7 @@ func readCSV(r io.Reader, skip int) ([]float32, int, error) {
 			if err == io.EOF {
 				return nil, 0, fmt.Errorf(": no data after %d skipped lines", line)
 			}
-			return nil, 0, fmt.Errorf(": %v", err)
+			return nil, 0, fmt.Errorf(": %w", err)
 		}
 	}
 	cr := csv.NewReader(br)
@@ -383,9 +383,9 @@ func readCSV(r io.Reader, skip int) ([]float32, int, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, 0, fmt.Errorf(":%d:%d: %v", pe.Line+skip, pe.Column, pe.Err)
+				return nil, 0, fmt.Errorf(":%d:%d: %w", pe.Line+skip, pe.Column, pe.Err)
 			}
-			return nil, 0, fmt.Errorf(": %v", err)
+			return nil, 0, fmt.Errorf(": %w", err)
 		}
 		cols = len(rec)
 		for i, field := range rec {
@@ -407,12 +407,12 @@ func readCSV(r io.Reader, skip int) ([]float32, int, error) {
 func intList(fn, what string, v starlark.Value) ([]int, error) {
 	seq, ok := v.(starlark.Indexable)
 	if !ok || (v.Type() != "list" && v.Type() != "tuple") {
-		return nil, fmt.Errorf("%s: %s: got %s, want a list of ints", fn, what, v.Type())
+		return nil, nameErrf(fn, "%s: got %s, want a list of ints", what, v.Type())
 	}
 	out := make([]int, seq.Len())
 	for i := range out {
 		if err := starlark.AsInt(seq.Index(i), &out[i]); err != nil {
-			return nil, fmt.Errorf("%s: %s[%d]: %v", fn, what, i, err)
+			return nil, nameErrf(fn, "%s[%d]: %w", what, i, err)
 		}
 	}
 	return out, nil
@@ -429,12 +429,12 @@ func tensorTake(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	if len(idx) == 0 {
-		return nil, fmt.Errorf("%s: no indices", b.Name())
+		return nil, nameErrf(b.Name(), "no indices")
 	}
 	n := t.shape[0]
 	for i, j := range idx {
 		if j < 0 || j >= n {
-			return nil, fmt.Errorf("%s: indices[%d] = %d is out of range [0, %d) of %s", b.Name(), i, j, n, t)
+			return nil, nameErrf(b.Name(), "indices[%d] = %d is out of range [0, %d) of %s", i, j, n, t)
 		}
 	}
 	if err := t.readable(b.Name()); err != nil {
@@ -445,21 +445,21 @@ func tensorTake(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	switch o := outV.(type) {
 	case nil, starlark.NoneType:
 		if out, err = NewTensor(shape...); err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 	case *Tensor:
 		if !slices.Equal(o.shape, shape) {
-			return nil, fmt.Errorf("%s: out is %s, want %s", b.Name(), o, shapeString(shape))
+			return nil, nameErrf(b.Name(), "out is %s, want %s", o, shapeString(shape))
 		}
 		if o.st == t.st {
-			return nil, fmt.Errorf("%s: out shares storage with t", b.Name())
+			return nil, nameErrf(b.Name(), "out shares storage with t")
 		}
 		if err := o.writable(b.Name()); err != nil {
 			return nil, err
 		}
 		out = o
 	default:
-		return nil, fmt.Errorf("%s: for parameter out: got %s, want tensor or None", b.Name(), outV.Type())
+		return nil, nameErrf(b.Name(), "for parameter out: got %s, want tensor or None", outV.Type())
 	}
 	rs := t.rowSize()
 	for i, j := range idx {
@@ -505,7 +505,7 @@ func (s *session) tensorPermutation(_ *starlark.Thread, b *starlark.Builtin, arg
 		return nil, err
 	}
 	if n < 0 || n > maxElements {
-		return nil, fmt.Errorf("%s: n is %d, want 0 <= n <= %d", b.Name(), n, maxElements)
+		return nil, nameErrf(b.Name(), "n is %d, want 0 <= n <= %d", n, maxElements)
 	}
 	p := s.rng.r.Perm(n)
 	out := make([]starlark.Value, n)
