@@ -2,9 +2,6 @@ package builtins
 
 import (
 	"fmt"
-	"os"
-	"runtime/debug"
-	"sync"
 
 	"github.com/anestar/anestar/ane"
 	"go.starlark.net/starlark"
@@ -52,7 +49,6 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 		if err != nil {
 			return nil, err
 		}
-		collectSooner()
 		k, err = be.Compile(prog, w)
 		if err != nil {
 			return nil, nameErr(b.Name(), err)
@@ -68,25 +64,6 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 		kv.outputs = append(kv.outputs, &surface{s: out})
 	}
 	return kv, nil
-}
-
-// kernelGCPercent is the collector's growth target (GOGC) of a process that compiles kernels.
-const kernelGCPercent = 25
-
-var gcOnce sync.Once
-
-// collectSooner sets the collector's growth target to kernelGCPercent, once per process, unless the
-// GOGC environment variable sets it. A training run's heap is mostly the float buffers of kernels and
-// tensors, which hold no pointers and cost the collector nothing to mark, so collecting when the heap
-// has grown by a quarter costs little time; the default (100) lets the garbage of many recompiles grow
-// the heap to twice the live data. Measured on scripts/train_layer.star at the reference sizes, 100
-// steps: peak RSS 594 MB at GOGC=100, 457 MB at 50, 450 MB at 25, with the same step and compile times.
-func collectSooner() {
-	gcOnce.Do(func() {
-		if os.Getenv("GOGC") == "" {
-			debug.SetGCPercent(kernelGCPercent)
-		}
-	})
 }
 
 // aneQuery returns a builtin that takes no arguments and answers f of the session's backend.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/anestar/anestar/cpu"
 	"go.starlark.net/starlark"
 )
 
@@ -137,32 +138,8 @@ func tTranspose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	}
 	r, c := t.shape[0], t.shape[1]
 	out, _ := NewTensor(c, r)
-	transpose2D(out.data, t.data, r, c)
+	cpu.Transpose(out.data, r, t.data, c, r, c) // sizes match: no error
 	return out, nil
-}
-
-// transposeTile is the side of the square tiles transpose2D moves: two 64-byte cache lines of float32.
-const transposeTile = 32
-
-// transpose2D writes the transpose of the row-major r x c matrix src into dst (c x r), tile by tile:
-// each destination row of a tile is written contiguously, from the tile's source lines, which stay
-// cached while the tile is moved, rather than touching a new destination line for every element as a
-// plain row-by-row loop does. Measured on [2048, 768], [768, 2048] and [768, 768] matrices this is 1.7-6
-// times faster than the plain loop, and as fast or faster than tiles of 8 or 16, than reading tiles
-// row-wise, or than copying each tile to a buffer first.
-func transpose2D(dst, src []float32, r, c int) {
-	for j0 := 0; j0 < c; j0 += transposeTile {
-		j1 := min(j0+transposeTile, c)
-		for i0 := 0; i0 < r; i0 += transposeTile {
-			i1 := min(i0+transposeTile, r)
-			for j := j0; j < j1; j++ {
-				d := dst[j*r+i0 : j*r+i1]
-				for k := range d {
-					d[k] = src[(i0+k)*c+j]
-				}
-			}
-		}
-	}
 }
 
 func tCopy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

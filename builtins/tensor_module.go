@@ -1,20 +1,12 @@
 package builtins
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/anestar/anestar/npy"
+	"github.com/anestar/anestar/numcsv"
 	"go.starlark.net/starlark"
 )
 
@@ -320,87 +312,21 @@ func (s *session) tensorSetRNGState(_ *starlark.Thread, b *starlark.Builtin, arg
 	return starlark.None, nil
 }
 
-// gzipMagic starts every gzip stream; load_csv decompresses files that begin with it.
-var gzipMagic = []byte{0x1f, 0x8b}
-
 func tensorLoadCSV(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var path string
 	skip := 0
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "skip?", &skip); err != nil {
 		return nil, err
 	}
-	if skip < 0 {
-		return nil, nameErrf(b.Name(), "skip is %d, want >= 0", skip)
-	}
-	f, err := os.Open(path)
+	tab, err := numcsv.ReadFile(path, skip)
 	if err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
-	defer f.Close()
-	data, cols, err := readCSV(f, skip)
-	if err != nil {
-		return nil, nameErrf(b.Name(), "%s%w", path, err)
-	}
-	t, err := TensorOf(data, len(data)/cols, cols)
+	t, err := TensorOf(tab.Data, tab.Rows, tab.Cols)
 	if err != nil {
 		return nil, nameErrf(b.Name(), "%s: %w", path, err)
 	}
 	return t, nil
-}
-
-// readCSV reads rows of comma-separated numbers, gzip-compressed or not, skipping the first skip
-// lines and empty lines. It returns the values row after row and the number of columns. Errors
-// start with ":LINE:COLUMN: " (or ": " where no place applies) to follow the file name.
-func readCSV(r io.Reader, skip int) ([]float32, int, error) {
-	br := bufio.NewReader(r)
-	if head, _ := br.Peek(len(gzipMagic)); bytes.Equal(head, gzipMagic) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, 0, fmt.Errorf(": %w", err)
-		}
-		defer zr.Close()
-		br = bufio.NewReader(zr)
-	}
-	line := 0
-	for ; line < skip; line++ {
-		if _, err := br.ReadString('\n'); err != nil {
-			if err == io.EOF {
-				return nil, 0, fmt.Errorf(": no data after %d skipped lines", line)
-			}
-			return nil, 0, fmt.Errorf(": %w", err)
-		}
-	}
-	cr := csv.NewReader(br)
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = 0 // every record as long as the first
-	var data []float32
-	cols := 0
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, 0, fmt.Errorf(":%d:%d: %w", pe.Line+skip, pe.Column, pe.Err)
-			}
-			return nil, 0, fmt.Errorf(": %w", err)
-		}
-		cols = len(rec)
-		for i, field := range rec {
-			v, err := strconv.ParseFloat(strings.TrimSpace(field), 32)
-			if err != nil {
-				l, c := cr.FieldPos(i)
-				return nil, 0, fmt.Errorf(":%d:%d: field %d: %q is not a number", l+skip, c, i+1, field)
-			}
-			data = append(data, float32(v))
-		}
-	}
-	if len(data) == 0 {
-		return nil, 0, fmt.Errorf(": no data")
-	}
-	return data, cols, nil
 }
 
 // intList unpacks a list or tuple of ints.

@@ -17,8 +17,13 @@
 // OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set: Sgemm then splits large
 // products over GOMAXPROCS goroutines itself, so that the Go scheduler, not
 // spinning BLAS threads, shares the cores; [SgemmSerial] never splits.
-// OpenBLAS is opened with OPENBLAS_NUM_THREADS=1 (unless the user set it or
-// OMP_NUM_THREADS), so that it starts no idle worker thread. Every call into a
+// OpenBLAS is configured by its own environment variables, which it reads
+// once, when it loads: so the loader may set them just before it opens the
+// library (and removes them again after, so that child processes do not
+// inherit them), never overriding what the user set. It sets
+// OPENBLAS_NUM_THREADS=1 (unless the user set it or OMP_NUM_THREADS), so
+// that OpenBLAS starts no idle worker thread. Programs that embed this
+// package get the same configuration without a call of their own. Every call into a
 // single-threaded library holds one of GOMAXPROCS process-wide core slots
 // (blas_cores.go), and a large product is split only over slots free when it
 // starts: the evaluator's products and an async queue's never run more
