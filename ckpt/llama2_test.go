@@ -247,7 +247,9 @@ func TestLlama2Export(t *testing.T) {
 	}
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 
 // TestLlama2SaveRead saves both models in both versions to files and reads them back.
 func TestLlama2SaveRead(t *testing.T) {
