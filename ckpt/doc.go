@@ -1,5 +1,5 @@
 // Package ckpt reads and writes checkpoints in the safetensors format, crash-safe on save and
-// fully validated on load.
+// fully validated on load, and the model files of llama2.c.
 //
 // # Format
 //
@@ -82,8 +82,8 @@
 // is allocated; a truncated file is a *FormatError naming the first array that does not fit and
 // its offset. The weights are read in file order straight into one float32 slice each, so a
 // model is in memory once. Version 0's RoPE tables are skipped on read and, on write, computed
-// as model.py's precompute_freqs_cis computes them in float32. Export writes version 0 by default
-// elsewhere in anestar, since it is the only layout llama2.c's run.c reads.
+// as model.py's precompute_freqs_cis computes them in float32. Exports default to version 0, the
+// only layout llama2.c's run.c reads.
 //
 // A Llama2Model holds a Llama2Config and the weights by model.py's state-dict names
 // (tok_embeddings.weight [vocab, dim], layers.L.attention.wq.weight [dim, dim], ... , norm.weight,
