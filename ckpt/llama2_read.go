@@ -152,6 +152,9 @@ func DecodeLlama2Header(r io.ReaderAt, size int64) (Llama2Header, error) {
 		if h.Version == 1 {
 			msg = "llama2.c version 1 header"
 		}
+		if LooksLikeSafetensors(b) {
+			ce.msg += " (this is a safetensors checkpoint, not a llama2.c model file)"
+		}
 		return h, &FormatError{Offset: fieldBase + 4*int64(ce.field), Msg: msg + ": " + ce.msg}
 	}
 	h.Config = c
