@@ -61,7 +61,7 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 	}
 	p.sealed = true
 	kv := &kernel{k: k}
-	kv.binding = binding{s: s, b: k, owner: kv}
+	kv.binding = binding{s: s, b: k, owner: kv, methods: kernelMethods}
 	kv.wrapSurfaces()
 	return kv, nil
 }
@@ -99,12 +99,13 @@ func (s *session) aneQuery(f func(ane.Backend) starlark.Value) impl {
 	}
 }
 
-// binding is one set of a kernel's surfaces: the kernel's own (embedded in kernel) or one made by
-// kernel.bind().
+// binding is one set of a kernel's surfaces: the kernel's own (embedded in kernel, which gets its
+// Starlark methods from it) or one made by kernel.bind().
 type binding struct {
 	s               *session
 	b               ane.Binding
 	owner           *kernel    // the kernel whose program it runs
+	methods         *methodSet // kernelMethods for the kernel's own, else bindingMethods
 	inputs, outputs []*surface // its surfaces
 	evals           int        // evals so far
 	closed          bool       // close() was called (for the kernel's own: the kernel was closed)
@@ -194,34 +195,19 @@ var (
 	surfaceMethods = newMethodSet(surfaceType)
 )
 
-func (k *kernel) String() string {
-	return fmt.Sprintf("kernel(%d inputs, %d outputs)", len(k.inputs), len(k.outputs))
-}
-func (k *kernel) Type() string          { return "kernel" }
-func (k *kernel) Freeze()               {}
-func (k *kernel) Truth() starlark.Bool  { return true }
-func (k *kernel) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: kernel") }
-func (k *kernel) AttrNames() []string   { return kernelMethods.names }
-func (k *kernel) Attr(name string) (starlark.Value, error) {
-	if v := k.binding.field(name); v != nil {
-		return v, nil
-	}
-	return kernelMethods.bind(k, name), nil
-}
-
 func (bd *binding) String() string {
-	return fmt.Sprintf("binding(%d inputs, %d outputs)", len(bd.inputs), len(bd.outputs))
+	return fmt.Sprintf("%s(%d inputs, %d outputs)", bd.Type(), len(bd.inputs), len(bd.outputs))
 }
-func (bd *binding) Type() string          { return "binding" }
+func (bd *binding) Type() string          { return bd.methods.def.name }
 func (bd *binding) Freeze()               {}
 func (bd *binding) Truth() starlark.Bool  { return true }
-func (bd *binding) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: binding") }
-func (bd *binding) AttrNames() []string   { return bindingMethods.names }
+func (bd *binding) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: %s", bd.Type()) }
+func (bd *binding) AttrNames() []string   { return bd.methods.names }
 func (bd *binding) Attr(name string) (starlark.Value, error) {
 	if v := bd.field(name); v != nil {
 		return v, nil
 	}
-	return bindingMethods.bind(bd, name), nil
+	return bd.methods.bind(bd, name), nil
 }
 
 // field returns the value of the fields kernels and bindings share, or nil.
@@ -245,13 +231,8 @@ func surfList(ss []*surface) *starlark.List {
 	return starlark.NewList(l)
 }
 
-// recvBinding is the binding a kernel or binding method was called on (a kernel's own).
-func recvBinding(b *starlark.Builtin) *binding {
-	if k, ok := b.Receiver().(*kernel); ok {
-		return &k.binding
-	}
-	return b.Receiver().(*binding)
-}
+// recvBinding is the binding a kernel or binding method was called on (for a kernel, its own).
+func recvBinding(b *starlark.Builtin) *binding { return b.Receiver().(*binding) }
 
 // closedErr says why bd cannot be used, or is nil when it can.
 func (bd *binding) closedErr(fn string) error {
@@ -296,7 +277,7 @@ func bindingClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 }
 
 func kernelBind(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	k := b.Receiver().(*kernel)
+	k := recvBinding(b).owner
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
 		return nil, err
 	}
@@ -307,7 +288,7 @@ func kernelBind(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	bd := &binding{s: k.s, b: nb, owner: k}
+	bd := &binding{s: k.s, b: nb, owner: k, methods: bindingMethods}
 	bd.wrapSurfaces()
 	return bd, nil
 }

@@ -3,6 +3,7 @@ package emulator
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/mil"
@@ -93,12 +94,7 @@ func (b *Binding) Close() error {
 	if b.closed {
 		return nil
 	}
-	for i, o := range k.binds {
-		if o == b {
-			k.binds = append(k.binds[:i], k.binds[i+1:]...)
-			break
-		}
-	}
+	k.binds = slices.DeleteFunc(k.binds, func(o *Binding) bool { return o == b })
 	k.ar.rec.give(nil, b.release())
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/anestar/anestar/ane"
@@ -133,12 +134,7 @@ func (b *Binding) Close() error {
 	if b.closed {
 		return nil
 	}
-	for i, o := range k.binds {
-		if o == b {
-			k.binds = append(k.binds[:i], k.binds[i+1:]...)
-			break
-		}
-	}
+	k.binds = slices.DeleteFunc(k.binds, func(o *Binding) bool { return o == b })
 	b.release()
 	return nil
 }
