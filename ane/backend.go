@@ -40,6 +40,8 @@ type Binding interface {
 // Kernel is a compiled program. It is its own first binding: Inputs, Outputs and Eval are those of the
 // surfaces it was compiled with. Bind makes more bindings of the same compiled program, so that several
 // sets of surfaces (the layers of a model, each with its own weights in its inputs) share one compile.
+// Its methods and its bindings' may be called from several goroutines at once: a backend makes the
+// Evals of one kernel's bindings take turns where they share state.
 type Kernel interface {
 	Binding
 	// Bind returns a new binding of the kernel's program with surfaces of its own, read zero. It does

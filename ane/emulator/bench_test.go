@@ -105,7 +105,8 @@ func BenchmarkKernels(b *testing.B) {
 // one compiled kernel, and 12 compiled copies, for the dynamic-weights attention forward at dim 256,
 // 4 heads, seq 128 (hidden 704 sizes the FFN, which this kernel does not have). It reports the time
 // to make the 12 (one compile and 11 Binds, or 12 compiles), the bytes they allocate and the bytes
-// they keep live (heap after a collection), the compiles, and the time of one eval of each of the 12.
+// they keep live (heap after a collection; the backend's shared scratch is part of it, reported alone
+// too), the compiles, and the time of one eval of each of the 12.
 //
 //	OPENBLAS_CORETYPE=SkylakeX go test -run - -bench Bindings -benchtime 20x ./ane/emulator
 func BenchmarkBindings(b *testing.B) {
@@ -172,6 +173,7 @@ func BenchmarkBindings(b *testing.B) {
 			b.ReportMetric(made.Seconds()*1e3, "make-ms")
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc), "make-alloc-B")
 			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)), "live-B")
+			b.ReportMetric(float64(be.ar.scratchBytes()), "scratch-B")
 			b.ReportMetric(float64(be.Compiles()), "compiles")
 		})
 	}
