@@ -80,8 +80,12 @@ func milFlags(name string) *pflag.FlagSet {
 // returns a non-negative exit code, else -1 and the file arguments.
 func milParseArgs(name, help string, fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, int) {
 	err := fs.Parse(args)
+	showHelp := errors.Is(err, pflag.ErrHelp)
+	if h := fs.Lookup("help"); h != nil && h.Value.String() == "true" {
+		showHelp = true // --help anywhere, even after the file: show help, never run the file
+	}
 	switch {
-	case errors.Is(err, pflag.ErrHelp):
+	case showHelp:
 		fmt.Fprint(stdout, help)
 		return nil, exitOK
 	case err == nil && fs.NArg() == 0:
