@@ -333,6 +333,33 @@ func TestLlama2RunC(t *testing.T) {
 	}
 }
 
+// TestLlama2RunCLive runs a llama2.c run.c binary built outside the repository (named by
+// ANESTAR_LLAMA2C_RUN; skipped without it) on our version 0 exports and compares what it prints
+// with runc.*.txt.
+func TestLlama2RunCLive(t *testing.T) {
+	run := os.Getenv("ANESTAR_LLAMA2C_RUN")
+	if run == "" {
+		t.Skip("ANESTAR_LLAMA2C_RUN names no llama2.c run binary")
+	}
+	e := loadLlama2Expected(t)
+	for name, want := range e.Models {
+		m, _ := readLlama2(t, want.File)
+		path := filepath.Join(t.TempDir(), name+".bin")
+		if err := SaveLlama2(path, m, 0); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(run, path, "-z", filepath.Join(llama2Dir, "tokenizer.bin"), "-t", "0", "-n", "32", "-s", "1", "-i", "the cat sat")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", run, err)
+		}
+		b, _ := os.ReadFile(filepath.Join(llama2Dir, "runc."+name+".txt"))
+		if string(out) != string(b) {
+			t.Errorf("%s: run.c printed %q, want %q", name, out, b)
+		}
+	}
+}
+
 // readTokenizerPieces reads the pieces of a llama2.c tokenizer.bin of n tokens (test helper).
 func readTokenizerPieces(t testing.TB, path string, n int) [][]byte {
 	b, err := os.ReadFile(path)
