@@ -77,18 +77,12 @@ func (s *session) llama2Write(_ *starlark.Thread, b *starlark.Builtin, args star
 		shapes[tt.Name] = tt.Shape
 	}
 	m := &ckpt.Llama2Model{Config: c, Weights: map[string][]float32{}}
-	keys, vals, err := dictItems(b.Name(), "tensors", tensors)
+	keys, vals, err := tensorDict(b.Name(), "tensors", tensors)
 	if err != nil {
 		return nil, err
 	}
 	for i, k := range keys {
-		t, ok := vals[i].(*Tensor)
-		if !ok {
-			return nil, fmt.Errorf("%s: tensors[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
-		}
-		if err := t.readable(b.Name()); err != nil {
-			return nil, err
-		}
+		t := vals[i]
 		if want, ok := shapes[k]; ok && !slices.Equal(t.shape, want) {
 			return nil, fmt.Errorf("%s: tensors[%q] is %s, want shape %s", b.Name(), k, t, shapeString(want))
 		}

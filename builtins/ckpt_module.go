@@ -34,18 +34,12 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 		return nil, err
 	}
 	f := &ckpt.File{Tensors: map[string]ckpt.Tensor{}, Metadata: map[string]string{}}
-	keys, vals, err := dictItems(b.Name(), "tensors", tensors)
+	keys, vals, err := tensorDict(b.Name(), "tensors", tensors)
 	if err != nil {
 		return nil, err
 	}
 	for i, k := range keys {
-		t, ok := vals[i].(*Tensor)
-		if !ok {
-			return nil, fmt.Errorf("%s: tensors[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
-		}
-		if err := t.readable(b.Name()); err != nil {
-			return nil, err
-		}
+		t := vals[i]
 		ct, err := ckpt.FromFloat32(ckpt.F32, t.shape, t.data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: tensors[%q]: %v", b.Name(), k, err)

@@ -2,7 +2,6 @@ package ckpt
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 )
 
@@ -20,13 +19,7 @@ func FuzzDecodeLlama2(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := DecodeLlama2(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
-			var fe *FormatError
-			if !errors.As(err, &fe) {
-				t.Fatalf("error %v is not a *FormatError", err)
-			}
-			if fe.Offset < 0 || fe.Offset > int64(len(data)) {
-				t.Fatalf("error offset %d outside the %d-byte input: %v", fe.Offset, len(data), err)
-			}
+			wantFormatError(t, err, len(data))
 			return
 		}
 		out := encodeLlama2(t, m, m.Version)
