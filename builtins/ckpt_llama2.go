@@ -19,6 +19,8 @@ func (s *session) llama2Fns() []fnDef {
 			"layers.L.feed_forward.w1.weight and .w3 [hidden, dim], .w2 [dim, hidden]; norm.weight [dim]; output.weight [vocab, dim] " +
 			"when not shared). The header is checked against the file's size before anything is read; a defect names the field " +
 			"or tensor and its byte offset. The weights are read once, into the tensors.", fn: llama2Read},
+		{sig: "llama2_config(path)", doc: "Reads only the header of a llama2.c model file, checked against the file's size as " +
+			"read_llama2 checks it: the config dict read_llama2 would return, without reading the weights.", fn: llama2ConfigOf},
 		{sig: "write_llama2(path, config, tensors, version = 0)", doc: "Writes a llama2.c model file atomically: config as read_llama2 " +
 			"returns it (shared may be left out: then the classifier is shared when tensors has no output.weight), tensors with " +
 			"exactly the names and shapes read_llama2 gives. Version 0 (the default) is the layout llama2.c's run.c reads, with " +
@@ -39,11 +41,6 @@ func llama2Read(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	c := m.Config
-	config := starlark.NewDict(len(llama2ConfigKeys))
-	for i, v := range []int{c.Dim, c.Hidden, c.Layers, c.Heads, c.KVHeads, c.Vocab, c.MaxSeqLen} {
-		config.SetKey(starlark.String(llama2ConfigKeys[i]), starlark.MakeInt(v))
-	}
-	config.SetKey(starlark.String("shared"), starlark.Bool(c.Shared))
 	list := c.Tensors()
 	tensors := starlark.NewDict(len(list))
 	for _, tt := range list {
@@ -54,8 +51,30 @@ func llama2Read(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		tensors.SetKey(starlark.String(tt.Name), t)
 	}
 	return starlarkstruct.FromStringDict(starlark.String("llama2"), starlark.StringDict{
-		"version": starlark.MakeInt(m.Version), "config": config, "tensors": tensors,
+		"version": starlark.MakeInt(m.Version), "config": llama2ConfigDict(c), "tensors": tensors,
 	}), nil
+}
+
+func llama2ConfigOf(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
+		return nil, err
+	}
+	h, err := ckpt.ReadLlama2Header(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return llama2ConfigDict(h.Config), nil
+}
+
+// llama2ConfigDict is c as the dict read_llama2 returns.
+func llama2ConfigDict(c ckpt.Llama2Config) *starlark.Dict {
+	config := starlark.NewDict(len(llama2ConfigKeys))
+	for i, v := range []int{c.Dim, c.Hidden, c.Layers, c.Heads, c.KVHeads, c.Vocab, c.MaxSeqLen} {
+		config.SetKey(starlark.String(llama2ConfigKeys[i]), starlark.MakeInt(v))
+	}
+	config.SetKey(starlark.String("shared"), starlark.Bool(c.Shared))
+	return config
 }
 
 func (s *session) llama2Write(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

@@ -93,8 +93,10 @@ func EncodeLlama2(w io.Writer, m *Llama2Model, version int) error {
 
 // ropeTables returns the cosines and sines [seqLen, headDim/2] of RoPE's angles, computed as
 // llama2.c's precompute_freqs_cis computes them in float32: freq_i = 1 / 10000^(2i/headDim)
-// for i < headDim/2, angle(t, i) = t × freq_i. The powers and the trigonometric functions are
-// rounded from float64, so an element may differ from PyTorch's by an ulp.
+// for i < headDim/2, angle(t, i) = t × freq_i. The frequencies and angles come out bit for bit
+// as PyTorch's; the cosines and sines are correctly rounded, which PyTorch's float32 cos and sin
+// are not always: an element may differ from PyTorch's by an ulp (27 of 512 for head width 16
+// and 32 positions). Neither llama2.c's run.c nor ReadLlama2 uses the tables.
 func ropeTables(headDim, seqLen int) (cos, sin []float32) {
 	half := headDim / 2
 	freqs := make([]float32, half)
