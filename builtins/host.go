@@ -90,6 +90,7 @@ type session struct {
 	checked []CheckedProgram      // programs checked by a dry run
 	now     func() time.Time      // the clock of progress reports; time.Now unless a test sets it
 
+	timers     timers      // the phase totals of process.timers()
 	progresses []*progress // every progress report made, ended at the end
 	mu         sync.Mutex  // guards closers against concurrent appends (queues run elsewhere)
 
@@ -168,6 +169,7 @@ func (s *session) newThread(name string) *starlark.Thread {
 		Print: func(_ *starlark.Thread, msg string) { s.out.println(msg) },
 		Load:  s.load,
 	}
+	th.SetLocal(sessionKey, s)
 	return th
 }
 

@@ -54,6 +54,10 @@ func (s *session) processModule() *moduleDef {
 				"compile limit. It does not return; the script stops. An error where the host cannot restart.", fn: s.processExec},
 			{sig: "time()", doc: "Wall-clock time in seconds since the Unix epoch, a float.", fn: s.processTime},
 			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing phases.", fn: s.processClock},
+			{sig: "timers(reset = False)", doc: "The script's time by phase since the run started or the last reset, a dict of seconds: " +
+				"compile (building mil programs and ane.compile), ane (kernel evals), io (surface reads, writes and copies), " +
+				"host (tensor, cpu and optimizer math, submitting queue jobs) and wait (queue waits). Every call of those builtins " +
+				"adds to its phase; work a queue does beside the script does not. With reset the totals restart at zero after they are read.", fn: s.processTimers},
 			{sig: "progress(total, every = 5.0)", doc: "A progress report for a loop of total steps (0 when not known): " +
 				"call `p.update(step, loss = ...)` each step and `p.done()` after the loop. On a terminal it redraws one " +
 				"line; elsewhere it prints a line at most every `every` seconds. See the progress type.", fn: s.processProgress},
