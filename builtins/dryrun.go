@@ -82,12 +82,7 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	if err := mil.CheckWeights(prog, w); err != nil {
 		return nil, nameErr(fn, err)
 	}
-	var main *mil.Func
-	for _, f := range prog.Funcs {
-		if f.Name == "main" {
-			main = f
-		}
-	}
+	main := prog.Main()
 	if main == nil {
 		return nil, nameErrf(fn, "the program has no func main")
 	}
