@@ -57,7 +57,7 @@ func encodeF16Range(dst []byte, src []float32) {
 	i := encodeF16Vec(dst, src)
 	dst, src = dst[2*i:], src[i:]
 	for i, v := range src {
-		// f16Fast by hand: the compiler does not inline it here.
+		// F32ToF16 with its normal case inline, as the compiler does not inline F32ToF16.
 		b := math.Float32bits(v)
 		a := b &^ 0x80000000
 		var h uint16

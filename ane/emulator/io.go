@@ -11,7 +11,7 @@ import (
 )
 
 // Surface transfers convert between a surface's bytes and float32 tensor buffers directly, in pieces
-// spread over the worker pool, with the vectorised fp16 conversions of package cpu. An output that is
+// spread over the worker pool, with the vectorised fp16 conversions of package half. An output that is
 // a concat of whole blocks (concat along the first axis of size above one, the channels of a
 // [1, C, 1, S] result) is written from its parts: the concat itself never runs.
 

@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// The generator of docs/builtins.md: the reference page of every builtin, written from the tables
+// that define them (go generate ./builtins; TestReference in docgen_test.go fails when the page drifts).
+
 // types lists the Starlark types this package defines, in reference order.
 var types = []*typeDef{programType, varType, kernelType, bindingType, surfaceType, tensorType, queueType, optimizerType, scheduleType, metricsType, progressType}
 
