@@ -61,6 +61,10 @@ const globalsDoc = "## Globals\n\n" +
 	"with the comment after each default as its description. |\n" +
 	"| `load(file, *names)` | Loads names from another script, by path relative to the loading file's folder; each file runs once per run, and a cycle is an error. |\n" +
 	"| `print(*args)` | Writes a line to the run's output. |\n" +
+	"| `sprintf(format, *args)` | printf-style formatting with widths and precisions, which Starlark's `%` lacks: `sprintf(\"%.4f\", loss)`, " +
+	"`sprintf(\"%5d\", n)`, `sprintf(\"%-12s\", name)`. Verbs d, f, e, g, s, v, x and `%%`, with flags `-`, `+`, `0` and space, as in C; " +
+	"a verb that does not fit its argument, or a count of arguments that does not match the verbs, is an error. Infinities and NaN print as str() does (+inf, -inf, nan). Numbers are rounded " +
+	"correctly (to nearest, ties to even on the exact binary value). |\n" +
 	"| `struct(**fields)` | An immutable record, as in go.starlark.net's starlarkstruct. |\n" +
 	"| `math` | go.starlark.net's math module: sqrt, exp, log, cos, pi, ... |\n" +
 	"| `json` | go.starlark.net's json module: encode, decode, indent. |\n\n" +

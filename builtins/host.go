@@ -176,11 +176,12 @@ func (s *session) newThread(name string) *starlark.Thread {
 // makePredeclared builds the global names every script and loaded file sees.
 func (s *session) makePredeclared() starlark.StringDict {
 	d := starlark.StringDict{
-		"fail":   starlark.NewBuiltin("fail", fail),
-		"params": starlark.NewBuiltin("params", s.paramsBuiltin),
-		"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
-		"math":   starmath.Module,
-		"json":   json.Module,
+		"fail":    starlark.NewBuiltin("fail", fail),
+		"params":  starlark.NewBuiltin("params", s.paramsBuiltin),
+		"sprintf": starlark.NewBuiltin("sprintf", sprintf),
+		"struct":  starlark.NewBuiltin("struct", starlarkstruct.Make),
+		"math":    starmath.Module,
+		"json":    json.Module,
 	}
 	for _, m := range s.modules() {
 		d[m.name] = m.module()
