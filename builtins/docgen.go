@@ -58,7 +58,7 @@ const globalsDoc = "## Globals\n\n" +
 	"one of another type than its default is an error (an int may stand for a float). VALUE is a Starlark literal; where the " +
 	"default is a string, a VALUE that is not a string literal is taken as the string itself (`--set opt=adam`). " +
 	"`anestar SCRIPT.star --help` lists the parameters without running the script: it reads the first top-level params() call, " +
-	"with the comment after each default as its description, and follows `params(**SHARED, ...)` into a `SHARED = dict(...)` that the script " +
+	"with the comment after each default as its description, and follows `params(..., **SHARED)` into a `SHARED = dict(...)` that the script " +
 	"defines or load()s, so scripts can share parameters. |\n" +
 	"| `load(file, *names)` | Loads names from another script, by path relative to the loading file's folder; each file runs once per run, and a cycle is an error. |\n" +
 	"| `print(*args)` | Writes a line to the run's output. |\n" +

@@ -117,10 +117,10 @@ func TestScriptParamsShared(t *testing.T) {
 		return strings.Join(s, " ")
 	}
 	for _, tc := range []struct{ src, want string }{
-		{"load('lib/common.star', 'COMMON')\nP = params(**COMMON, steps = 5)  # x\n", "dim=64|model width lr=1e-3|learning rate steps=5|"},
+		{"load('lib/common.star', 'COMMON')\nP = params(steps = 5, **COMMON)  # x\n", "steps=5| dim=64|model width lr=1e-3|learning rate"},
 		{"load('lib/common.star', C = 'COMMON')\nP = params(seed = 1, **C)\n", "seed=1| dim=64|model width lr=1e-3|learning rate"},
 		{"MINE = dict(\n    a = 1,  # the a\n)\nP = params(**MINE)\n", "a=1|the a"},
-		{"load('lib/common.star', 'OTHER')\nP = params(**OTHER, steps = 5)\n", ""},
+		{"load('lib/common.star', 'OTHER')\nP = params(steps = 5, **OTHER)\n", ""},
 		{"load('lib/missing.star', 'COMMON')\nP = params(**COMMON)\n", ""},
 		{"D = {'a': 1}\nP = params(**D)\n", ""},
 	} {
