@@ -38,6 +38,7 @@ type sgemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32
 // has them, its thread controls.
 type library struct {
 	name       string      // implementation name
+	info       BLASInfo    // what it is, for reports
 	sgemm      sgemmFunc   // raw sgemm, arguments validated by Sgemm
 	setThreads func(n int) // sets the library's thread count; nil when it has none
 	threads    func() int  // reports the library's thread count; nil when it has none
