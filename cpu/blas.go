@@ -185,7 +185,13 @@ func loadLibrary(name string) (*library, error) {
 		}
 		return nil, fmt.Errorf("cpu: BLAS %q is not available in this build", name)
 	}
-	lib, err := load()
+	var lib *library
+	var err error
+	if name == "gonum" { // the fallback, in pure Go
+		lib, err = load()
+	} else {
+		lib, err = loadVerified(name, load)
+	}
 	if err != nil {
 		err = fmt.Errorf("cpu: loading BLAS %q: %w", name, err)
 	}
@@ -224,6 +230,9 @@ func choose(name string) selection {
 	for _, n := range blasOrder {
 		lib, err := loadLibrary(n)
 		if err == nil {
+			for _, e := range errs {
+				warnFallback(e, n)
+			}
 			return selection{lib: lib}
 		}
 		errs = append(errs, err)

@@ -1,0 +1,170 @@
+package cpu
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOpenBLASCoreFor(t *testing.T) {
+	avx2 := x86Features{OSXSAVE: true, AVX: true, FMA: true, AVX2: true, XCR0: 0x7}
+	avx512 := avx2
+	avx512.AVX512F, avx512.AVX512DQ, avx512.AVX512CD, avx512.AVX512BW, avx512.AVX512VL = true, true, true, true, true
+	avx512.XCR0 = 0xe7
+	with := func(f x86Features, change func(*x86Features)) x86Features { change(&f); return f }
+	for _, tc := range []struct {
+		name string
+		f    x86Features
+		want string
+	}{
+		{"no features", x86Features{}, ""},
+		{"AVX2+FMA", avx2, "Haswell"},
+		{"AVX2 without FMA", with(avx2, func(f *x86Features) { f.FMA = false }), ""},
+		{"FMA without AVX2", with(avx2, func(f *x86Features) { f.AVX2 = false }), ""},
+		{"AVX2 but the OS saves no YMM state", with(avx2, func(f *x86Features) { f.XCR0 = 0x3 }), ""},
+		{"AVX2 without OSXSAVE", with(avx2, func(f *x86Features) { f.OSXSAVE, f.XCR0 = false, 0 }), ""},
+		{"AVX-512 (Skylake-SP)", avx512, "SkylakeX"},
+		// 0.3.21 rejects "Cooperlake" in OPENBLAS_CORETYPE; its sgemm kernels are SkylakeX's.
+		{"AVX-512 with BF16 (Cooper Lake, Sapphire Rapids)", with(avx512, func(f *x86Features) { f.AVX512BF16 = true }), "SkylakeX"},
+		{"AVX-512 but the OS saves no ZMM state", with(avx512, func(f *x86Features) { f.XCR0 = 0x7 }), "Haswell"},
+		{"AVX-512 without the opmask state", with(avx512, func(f *x86Features) { f.XCR0 = 0xc7 }), "Haswell"},
+		{"AVX-512 without the upper ZMM16-31 state", with(avx512, func(f *x86Features) { f.XCR0 = 0x67 }), "Haswell"},
+		{"AVX-512F without VL (Knights Landing)", with(avx512, func(f *x86Features) { f.AVX512VL, f.AVX512BW, f.AVX512DQ = false, false, false }), "Haswell"},
+		{"AVX-512 without BW", with(avx512, func(f *x86Features) { f.AVX512BW = false }), "Haswell"},
+		{"AVX-512 flags without AVX2", with(avx512, func(f *x86Features) { f.AVX2 = false }), ""},
+	} {
+		if got := openBLASCoreFor(tc.f); got != tc.want {
+			t.Errorf("%s (%+v): core %q, want %q", tc.name, tc.f, got, tc.want)
+		}
+	}
+}
+
+// withFakeBLAS makes "auto" try a library named fake with the given sgemm before gonum, with a short
+// self-test limit, and collects the fallback messages.
+func withFakeBLAS(t *testing.T, sgemm sgemmFunc) *bytes.Buffer {
+	t.Helper()
+	oldOrder, oldLimit, oldWarn := blasOrder, selfTestLimit, warnOutput
+	var warn bytes.Buffer
+	blasOrder, selfTestLimit, warnOutput = []string{"fake", "gonum"}, 300*time.Millisecond, &warn
+	loaders["fake"] = func() (*library, error) {
+		return &library{name: "fake", info: BLASInfo{Name: "fake", Version: "1.0", CoreChoice: CoreNA}, sgemm: sgemm}, nil
+	}
+	loaded.Delete("fake")
+	t.Cleanup(func() {
+		blasOrder, selfTestLimit, warnOutput = oldOrder, oldLimit, oldWarn
+		delete(loaders, "fake")
+		loaded.Delete("fake")
+	})
+	return &warn
+}
+
+func TestSelfTestFallback(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	for _, tc := range []struct {
+		name   string
+		sgemm  sgemmFunc
+		reason string // in the error and the message; "" for a library that passes
+	}{
+		{"right", gonumSgemm, ""},
+		{"wrong on large products", func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+			b []float32, ldb int, beta float32, c []float32, ldc int) {
+			gonumSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			if m*n*k > 1<<20 {
+				c[ldc+1] += 1.0 / 1024
+			}
+		}, "NN 256x128x128 product: C[1,1] = "},
+		{"hangs", func(bool, bool, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int) {
+			<-release
+		}, "took over 300ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			warn := withFakeBLAS(t, tc.sgemm)
+			s := choose("auto")
+			if s.err != nil {
+				t.Fatal(s.err)
+			}
+			if tc.reason == "" {
+				if s.lib.name != "fake" || warn.Len() != 0 {
+					t.Fatalf("auto chose %s with message %q, want fake and none", s.lib.name, warn)
+				}
+				return
+			}
+			if s.lib.name != "gonum" {
+				t.Fatalf("auto chose %s, want the gonum fallback", s.lib.name)
+			}
+			msg := warn.String()
+			if strings.Count(msg, "\n") != 1 || !strings.HasSuffix(msg, "\n") {
+				t.Errorf("message is not one line: %q", msg)
+			}
+			for _, want := range []string{"anestar: fake", "failed its sgemm self-test", tc.reason, "using gonum", BLASEnv + "=gonum"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("message %q lacks %q", msg, want)
+				}
+			}
+			// Forced, the library fails to load, with the same reason; nothing is printed.
+			warn.Reset()
+			s = choose("fake")
+			var terr *selfTestError
+			if !errors.As(s.err, &terr) || !strings.Contains(s.err.Error(), tc.reason) || warn.Len() != 0 {
+				t.Errorf("forced: err = %v, message %q; want the self-test's error and no message", s.err, warn)
+			}
+		})
+	}
+}
+
+// The loader's choice of core, seen from a process of its own (OpenBLAS reads the environment once):
+// a user's OPENBLAS_CORETYPE wins and is reported as theirs; without one the core follows the
+// features, and the variable set for loading is gone afterwards.
+func TestOpenBLASCoreChoiceSubprocess(t *testing.T) {
+	if os.Getenv("ANESTAR_TEST_CORE_CHILD") == "1" {
+		if err := SetBLAS("openblas"); err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		i := CurrentBLASInfo()
+		fmt.Printf("choice=%s core=%s env=%q\n", i.CoreChoice, i.Core, os.Getenv(coreTypeEnv))
+		return
+	}
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the core choice is made on amd64 only")
+	}
+	if _, err := LoadBLAS("openblas"); err != nil {
+		t.Skipf("OpenBLAS not available here: %v", err)
+	}
+	child := func(core string) string {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenBLASCoreChoiceSubprocess$")
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, coreTypeEnv+"=") && !strings.HasPrefix(kv, BLASEnv+"=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, "ANESTAR_TEST_CORE_CHILD=1")
+		if core != "" {
+			cmd.Env = append(cmd.Env, coreTypeEnv+"="+core)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	// Prescott (SSE3) runs on every x86-64 CPU.
+	if out, want := child("Prescott"), `choice=user core=Prescott env="Prescott"`; !strings.Contains(out, want) {
+		t.Errorf("with %s=Prescott the child says\n%s\nwant %s", coreTypeEnv, out, want)
+	}
+	want := `choice=library core=`
+	if core := openBLASCoreFor(features); core != "" {
+		want = fmt.Sprintf(`choice=auto core=%s env=""`, core)
+	}
+	if out := child(""); !strings.Contains(out, want) {
+		t.Errorf("without %s the child says\n%s\nwant %s", coreTypeEnv, out, want)
+	}
+}
