@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/ebitengine/purego"
@@ -15,6 +16,17 @@ func init() { loaders["openblas"] = loadOpenBLAS }
 
 // openBLASNames are the shared-library names tried, in order.
 var openBLASNames = []string{"libopenblas.so.0", "libopenblas.so", "libopenblas.dylib"}
+
+// openBLASBuffer is the work buffer OpenBLAS 0.3.21 maps (BUFFER_SIZE on x86-64) for each thread
+// that calls it at once; it retries a failed mmap of one for ever.
+const openBLASBuffer = 128 << 20
+
+// addressSpaceLeft reports the address space left under the process's limit, and whether it has one.
+var addressSpaceLeft = readAddressSpaceLeft
+
+// openBLASNeeds is the address space OpenBLAS needs beyond the process's when as many threads call it at
+// once as Sgemm lets (GOMAXPROCS), with room for one more and for its own start-up.
+func openBLASNeeds() uint64 { return uint64(runtime.GOMAXPROCS(0)+2) * openBLASBuffer }
 
 // coreTypeEnv is OpenBLAS's own variable that names its kernels; it is read when the library loads.
 const coreTypeEnv = "OPENBLAS_CORETYPE"
@@ -43,6 +55,11 @@ func loadOpenBLAS() (*library, error) {
 	if !sized {
 		os.Setenv("OPENBLAS_NUM_THREADS", "1")
 		defer os.Unsetenv("OPENBLAS_NUM_THREADS")
+	}
+	if left, limited := addressSpaceLeft(); limited && left < openBLASNeeds() {
+		return nil, &unusableError{name: "openblas", err: fmt.Errorf("not loaded: the address-space limit "+
+			"(ulimit -v) leaves %d MiB, and OpenBLAS, which maps about %d MiB of buffers here, hangs when it "+
+			"cannot map them", left>>20, openBLASNeeds()>>20)}
 	}
 	var handle uintptr
 	var errs []error

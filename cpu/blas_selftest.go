@@ -23,23 +23,23 @@ var selfTestLimit = 5 * time.Second
 // warnOutput receives the message of a fallback.
 var warnOutput io.Writer = os.Stderr
 
-// selfTestError is a library that loaded but failed its self-test, or that did not finish loading and
-// testing in time.
-type selfTestError struct {
+// unusableError is a library that failed its self-test, did not finish loading and testing in time, or
+// was not loaded because it would hang.
+type unusableError struct {
 	name string // implementation name
 	info string // BLASInfo.String() where the library loaded, else ""
 	err  error
 }
 
-func (e *selfTestError) Error() string {
+func (e *unusableError) Error() string {
 	what := e.name
 	if e.info != "" {
 		what = e.info
 	}
-	return fmt.Sprintf("%s failed its sgemm self-test: %v", what, e.err)
+	return fmt.Sprintf("%s is unusable: %v", what, e.err)
 }
 
-func (e *selfTestError) Unwrap() error { return e.err }
+func (e *unusableError) Unwrap() error { return e.err }
 
 // loadVerified runs load and the self-test on its library, within selfTestLimit.
 func loadVerified(name string, load func() (*library, error)) (*library, error) {
@@ -52,7 +52,7 @@ func loadVerified(name string, load func() (*library, error)) (*library, error) 
 		lib, err := load()
 		if err == nil {
 			if terr := selfTest(lib); terr != nil {
-				lib, err = nil, &selfTestError{name: name, info: lib.info.String(), err: terr}
+				lib, err = nil, &unusableError{name: name, info: lib.info.String(), err: fmt.Errorf("sgemm self-test: %w", terr)}
 			}
 		}
 		done <- result{lib, err}
@@ -63,7 +63,7 @@ func loadVerified(name string, load func() (*library, error)) (*library, error) 
 	case r := <-done:
 		return r.lib, r.err
 	case <-timer.C:
-		return nil, &selfTestError{name: name, err: fmt.Errorf("loading it and a %dx%dx%d product took over %v "+
+		return nil, &unusableError{name: name, err: fmt.Errorf("loading it and a %dx%dx%d test product took over %v "+
 			"(OpenBLAS hangs so when it cannot map its buffers, as under a low `ulimit -v`)",
 			selfTestProducts[len(selfTestProducts)-1].m, selfTestProducts[len(selfTestProducts)-1].n,
 			selfTestProducts[len(selfTestProducts)-1].k, selfTestLimit)}
@@ -140,10 +140,10 @@ func quarters(n, seed int) []float32 {
 	return s
 }
 
-// warnFallback tells the user that name failed its self-test and next is used instead, and how to
-// choose either one.
+// warnFallback tells the user that a library is unusable and next is used instead, and how to choose
+// either one.
 func warnFallback(err error, next string) {
-	var terr *selfTestError
+	var terr *unusableError
 	if !errors.As(err, &terr) {
 		return
 	}

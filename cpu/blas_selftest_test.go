@@ -79,10 +79,10 @@ func TestSelfTestFallback(t *testing.T) {
 			if m*n*k > 1<<20 {
 				c[ldc+1] += 1.0 / 1024
 			}
-		}, "NN 256x128x128 product: C[1,1] = "},
+		}, "sgemm self-test: NN 256x128x128 product: C[1,1] = "},
 		{"hangs", func(bool, bool, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int) {
 			<-release
-		}, "took over 300ms"},
+		}, "test product took over 300ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			warn := withFakeBLAS(t, tc.sgemm)
@@ -103,7 +103,7 @@ func TestSelfTestFallback(t *testing.T) {
 			if strings.Count(msg, "\n") != 1 || !strings.HasSuffix(msg, "\n") {
 				t.Errorf("message is not one line: %q", msg)
 			}
-			for _, want := range []string{"anestar: fake", "failed its sgemm self-test", tc.reason, "using gonum", BLASEnv + "=gonum"} {
+			for _, want := range []string{"anestar: fake", "is unusable: ", tc.reason, "using gonum", BLASEnv + "=gonum"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("message %q lacks %q", msg, want)
 				}
@@ -111,7 +111,7 @@ func TestSelfTestFallback(t *testing.T) {
 			// Forced, the library fails to load, with the same reason; nothing is printed.
 			warn.Reset()
 			s = choose("fake")
-			var terr *selfTestError
+			var terr *unusableError
 			if !errors.As(s.err, &terr) || !strings.Contains(s.err.Error(), tc.reason) || warn.Len() != 0 {
 				t.Errorf("forced: err = %v, message %q; want the self-test's error and no message", s.err, warn)
 			}
@@ -166,5 +166,25 @@ func TestOpenBLASCoreChoiceSubprocess(t *testing.T) {
 	}
 	if out := child(""); !strings.Contains(out, want) {
 		t.Errorf("without %s the child says\n%s\nwant %s", coreTypeEnv, out, want)
+	}
+}
+
+// Under an address-space limit too tight for its buffers OpenBLAS is not loaded (it would hang), and
+// "auto" says why.
+func TestOpenBLASAddressSpaceLimit(t *testing.T) {
+	old := addressSpaceLeft
+	addressSpaceLeft = func() (uint64, bool) { return 100 << 20, true }
+	t.Cleanup(func() { addressSpaceLeft = old })
+	_, err := loadVerified("openblas", loadOpenBLAS)
+	var uerr *unusableError
+	if !errors.As(err, &uerr) || !strings.Contains(err.Error(), "ulimit -v") || !strings.Contains(err.Error(), "leaves 100 MiB") {
+		t.Fatalf("loading OpenBLAS with 100 MiB of address space left: err = %v, want the limit named", err)
+	}
+	var warn bytes.Buffer
+	warnOutput = &warn
+	t.Cleanup(func() { warnOutput = os.Stderr })
+	warnFallback(err, "gonum")
+	if msg := warn.String(); !strings.HasPrefix(msg, "anestar: openblas is unusable: not loaded: ") || !strings.Contains(msg, BLASEnv+"=gonum") {
+		t.Errorf("message %q", msg)
 	}
 }

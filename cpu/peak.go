@@ -89,8 +89,9 @@ func cacheDir() string {
 // parallelism.
 func peakKey() string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("host %s; cpu %s; %s/%s; GOMAXPROCS %d; BLAS %s; BLAS threads %d",
-		host, cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), CurrentBLASInfo(), BLASThreads())
+	b := CurrentBLASInfo()
+	return fmt.Sprintf("host %s; cpu %s; %s/%s; GOMAXPROCS %d; BLAS %s %s, core %s; BLAS threads %d",
+		host, cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), b.Name, b.Version, b.Core, BLASThreads())
 }
 
 // peakPath is the cache file for key.
