@@ -15,7 +15,7 @@ const (
 
 // BLASInfo describes a loaded BLAS implementation, for reports.
 type BLASInfo struct {
-	Name       string // implementation name: "accelerate", "openblas" or "gonum"
+	Name       string // implementation name: "accelerate", "openblas", "gonum" or "reference"
 	Version    string // the library's version where it reports one (OpenBLAS), else ""
 	Config     string // the library's build description (openblas_get_config), else ""
 	Core       string // the kernels in use (openblas_get_corename), else ""
