@@ -63,10 +63,9 @@ func loadVerified(name string, load func() (*library, error)) (*library, error) 
 	case r := <-done:
 		return r.lib, r.err
 	case <-timer.C:
+		big := selfTestProducts[len(selfTestProducts)-1]
 		return nil, &unusableError{name: name, err: fmt.Errorf("loading it and a %dx%dx%d test product took over %v "+
-			"(OpenBLAS hangs so when it cannot map its buffers, as under a low `ulimit -v`)",
-			selfTestProducts[len(selfTestProducts)-1].m, selfTestProducts[len(selfTestProducts)-1].n,
-			selfTestProducts[len(selfTestProducts)-1].k, selfTestLimit)}
+			"(OpenBLAS hangs so when it cannot map its buffers, as under a low `ulimit -v`)", big.m, big.n, big.k, selfTestLimit)}
 	}
 }
 
