@@ -1,6 +1,7 @@
 package builtins
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -60,7 +61,7 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 		s.kernels = append(s.kernels, k)
 	}
 	p.sealed = true
-	kv := &kernel{k: k}
+	kv := &kernel{k: k, where: p.where}
 	kv.binding = binding{s: s, b: k, owner: kv, methods: kernelMethods}
 	kv.wrapSurfaces()
 	return kv, nil
@@ -114,7 +115,8 @@ type binding struct {
 // kernel is a compiled program; it is its own first binding.
 type kernel struct {
 	binding
-	k ane.Kernel
+	k     ane.Kernel
+	where map[string]string // op result name -> the script line that built it (the program's where)
 }
 
 // surface is one input or output buffer of a kernel or binding.
@@ -256,6 +258,10 @@ func bindingEval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		return nil, err
 	}
 	if err := bd.b.Eval(bd.s.ctx); err != nil {
+		var ne *ane.NumericsError
+		if errors.As(err, &ne) && bd.owner.where[ne.Op] != "" {
+			return nil, fmt.Errorf("%s: %w (op %q was built at %s)", b.Name(), err, ne.Op, bd.owner.where[ne.Op])
+		}
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	bd.evals++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/anestar/anestar/ane"
@@ -233,8 +234,8 @@ func (k *Kernel) checkStep(s *step, n int) error {
 	for _, t := range s.outs {
 		for i, v := range t.data {
 			if f := float64(v); math.IsInf(f, 0) || math.IsNaN(f) {
-				return fmt.Errorf("emulator: eval %d: numerics check: MIL line %d: %s %q: result %q holds %v at element %d (shape %v), the first non-finite value of this eval",
-					n, s.op.Pos.Line, s.op.Kind, s.result, t.name, v, i, t.shape)
+				return fmt.Errorf("emulator: %w", &ane.NumericsError{Eval: n, Line: s.op.Pos.Line, Kind: s.op.Kind,
+					Op: s.result, Result: t.name, Value: v, Index: i, Shape: slices.Clone(t.shape)})
 			}
 		}
 	}
