@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/anestar/anestar/internal/atomicfile"
 )
 
 // The peak sgemm rate is the denominator of the utilisation figures in reports. Measured afresh in each
@@ -154,16 +156,8 @@ func writePeak(path string, p peakFile) {
 	if err != nil {
 		return
 	}
-	if os.MkdirAll(filepath.Dir(path), 0o755) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".peak-*.tmp")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
+	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+		atomicfile.Write(path, append(data, '\n'), 0o644)
 	}
 }
 
