@@ -18,7 +18,7 @@ import (
 // nothing can stop a C call.
 
 // selfTestLimit bounds loading and self-testing one library.
-var selfTestLimit = 5 * time.Second
+var selfTestLimit = 10 * time.Second
 
 // warnOutput receives the message of a fallback.
 var warnOutput io.Writer = os.Stderr

@@ -45,13 +45,13 @@ func TestOpenBLASCoreFor(t *testing.T) {
 	}
 }
 
-// withFakeBLAS makes "auto" try a library named fake with the given sgemm before gonum, with a short
+// withFakeBLAS makes "auto" try a library named fake with the given sgemm before gonum, with the given
 // self-test limit, and collects the fallback messages.
-func withFakeBLAS(t *testing.T, sgemm sgemmFunc) *bytes.Buffer {
+func withFakeBLAS(t *testing.T, sgemm sgemmFunc, limit time.Duration) *bytes.Buffer {
 	t.Helper()
 	oldOrder, oldLimit, oldWarn := blasOrder, selfTestLimit, warnOutput
 	var warn bytes.Buffer
-	blasOrder, selfTestLimit, warnOutput = []string{"fake", "gonum"}, 300*time.Millisecond, &warn
+	blasOrder, selfTestLimit, warnOutput = []string{"fake", "gonum"}, limit, &warn
 	loaders["fake"] = func() (*library, error) {
 		return &library{name: "fake", info: BLASInfo{Name: "fake", Version: "1.0", CoreChoice: CoreNA}, sgemm: sgemm}, nil
 	}
@@ -85,7 +85,11 @@ func TestSelfTestFallback(t *testing.T) {
 		}, "test product took over 300ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			warn := withFakeBLAS(t, tc.sgemm)
+			limit := time.Minute // the race detector on a busy machine is slow
+			if tc.name == "hangs" {
+				limit = 300 * time.Millisecond
+			}
+			warn := withFakeBLAS(t, tc.sgemm, limit)
 			s := choose("auto")
 			if s.err != nil {
 				t.Fatal(s.err)
