@@ -26,9 +26,10 @@ var warnOutput io.Writer = os.Stderr
 // unusableError is a library that failed its self-test, did not finish loading and testing in time, or
 // was not loaded because it would hang.
 type unusableError struct {
-	name string // implementation name
-	info string // BLASInfo.String() where the library loaded, else ""
-	err  error
+	name  string // implementation name
+	info  string // BLASInfo.String() where the library loaded, else ""
+	wrong bool   // it computed a wrong product (where another OpenBLAS core may help)
+	err   error
 }
 
 func (e *unusableError) Error() string {
@@ -52,7 +53,7 @@ func loadVerified(name string, load func() (*library, error)) (*library, error) 
 		lib, err := load()
 		if err == nil {
 			if terr := selfTest(lib); terr != nil {
-				lib, err = nil, &unusableError{name: name, info: lib.info.String(), err: fmt.Errorf("sgemm self-test: %w", terr)}
+				lib, err = nil, &unusableError{name: name, info: lib.info.String(), wrong: true, err: fmt.Errorf("sgemm self-test: %w", terr)}
 			}
 		}
 		done <- result{lib, err}
@@ -147,7 +148,7 @@ func warnFallback(err error, next string) {
 		return
 	}
 	hint := ""
-	if terr.name == "openblas" {
+	if terr.name == "openblas" && terr.wrong {
 		hint = "; " + coreTypeEnv + " names another OpenBLAS core"
 	}
 	fmt.Fprintf(warnOutput, "anestar: %v; using %s (%s=%s chooses it without this check%s)\n",

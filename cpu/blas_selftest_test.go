@@ -188,7 +188,14 @@ func TestOpenBLASAddressSpaceLimit(t *testing.T) {
 	warnOutput = &warn
 	t.Cleanup(func() { warnOutput = os.Stderr })
 	warnFallback(err, "gonum")
-	if msg := warn.String(); !strings.HasPrefix(msg, "anestar: openblas is unusable: not loaded: ") || !strings.Contains(msg, BLASEnv+"=gonum") {
-		t.Errorf("message %q", msg)
+	if msg := warn.String(); !strings.HasPrefix(msg, "anestar: openblas is unusable: not loaded: ") ||
+		!strings.Contains(msg, BLASEnv+"=gonum") || strings.Contains(msg, coreTypeEnv) {
+		t.Errorf("message %q, want the limit and %s=gonum, and no other core suggested", msg, BLASEnv)
+	}
+	// Where OpenBLAS computed a wrong product, another core is worth a try.
+	warn.Reset()
+	warnFallback(&unusableError{name: "openblas", wrong: true, err: errors.New("sgemm self-test: C[0,0] = 1, want 2")}, "gonum")
+	if msg := warn.String(); !strings.Contains(msg, coreTypeEnv+" names another OpenBLAS core") {
+		t.Errorf("message %q does not suggest another core", msg)
 	}
 }
