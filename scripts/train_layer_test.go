@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/anestar/anestar/ane"
-	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/ckpt"
+	"github.com/anestar/anestar/cpu"
 	"go.starlark.net/starlark"
 )
 
