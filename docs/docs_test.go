@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 )
@@ -44,7 +43,7 @@ func TestKernelGuideExample(t *testing.T) {
 	_, err := builtins.Run(context.Background(), builtins.Config{
 		Script:  "kernels_example.star",
 		Source:  []byte(src),
-		Backend: emulator.New(ane.Options{}),
+		Backend: emulator.New(emulator.Options{}),
 		Stdout:  &out,
 		Seed:    1,
 	})
@@ -98,7 +97,7 @@ func TestMetricsKeysDocumented(t *testing.T) {
 			}
 			_, err := builtins.Run(context.Background(), builtins.Config{
 				Script:  "../" + script,
-				Backend: emulator.New(ane.Options{}),
+				Backend: emulator.New(emulator.Options{}),
 				Params:  params,
 				Seed:    1,
 			})

@@ -13,8 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
-	_ "github.com/anestar/anestar/ane/emulator" // registers the emulator backend
+	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/cpu"
 	"go.starlark.net/starlark"
@@ -80,7 +79,9 @@ func TestMLPActivationFormulas(t *testing.T) {
 func mlpRun(script string, src []byte, params map[string]string, cfg builtins.Config) (*builtins.Result, string, error) {
 	var out bytes.Buffer
 	cfg.Script, cfg.Source, cfg.Params = script, src, params
-	cfg.BackendName = "emulator"
+	if cfg.Backend == nil {
+		cfg.BackendName = "emulator"
+	}
 	cfg.Stdout = &out
 	res, err := builtins.Run(context.Background(), cfg)
 	var ee *starlark.EvalError
@@ -254,15 +255,15 @@ func TestMLPDenseKernels(t *testing.T) {
 	sizes, batch := []int{5, 4, 3, 2}, 6
 	for _, numerics := range []struct {
 		name string
-		n    ane.Numerics
+		n    emulator.Numerics
 		tol  float64
-	}{{"fp16", ane.FP16, 4e-3}, {"fp32", ane.FP32, 1e-3}} {
+	}{{"fp16", emulator.FP16, 4e-3}, {"fp32", emulator.FP32, 1e-3}} {
 		for ai, act := range mlpActivations {
 			t.Run(numerics.name+"/"+act.name, func(t *testing.T) {
 				// The first hidden layer uses act; the second sigmoid, to check dx through a layer.
 				const second = 1
 				src := fmt.Sprintf(mlpKernelScript, act.name, mlpActivations[second].name)
-				res, out, err := mlpRun("mlp_kernels.star", []byte(src), nil, builtins.Config{Seed: uint64(ai + 1), Options: ane.Options{Numerics: numerics.n}})
+				res, out, err := mlpRun("mlp_kernels.star", []byte(src), nil, builtins.Config{Seed: uint64(ai + 1), Backend: emulator.New(emulator.Options{Numerics: numerics.n})})
 				if err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
@@ -311,7 +312,7 @@ for act in ["relu", "leaky_relu"]:
     k.eval()
     out[act] = k.outputs[0].read()
 `
-	res, o, err := mlpRun("mlp_step.star", []byte(src), nil, builtins.Config{Options: ane.Options{CheckNumerics: true}})
+	res, o, err := mlpRun("mlp_step.star", []byte(src), nil, builtins.Config{Backend: emulator.New(emulator.Options{CheckNumerics: true})})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, o)
 	}

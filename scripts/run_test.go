@@ -10,8 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
-	_ "github.com/anestar/anestar/ane/emulator" // registers the emulator backend
+	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 	"go.starlark.net/starlark"
 )
@@ -33,7 +32,7 @@ func quote(s string) string { return strconv.Quote(s) }
 
 // runScript runs script on a fresh emulator (a new process, as far as the compile count goes) and
 // returns the result and the printed output. A restart request is recorded in Result.Exec.
-func runScript(t *testing.T, script string, params map[string]string, opts ane.Options, resume bool) (*builtins.Result, string) {
+func runScript(t *testing.T, script string, params map[string]string, opts emulator.Options, resume bool) (*builtins.Result, string) {
 	t.Helper()
 	var out bytes.Buffer
 	argv := []string{"run", script}
@@ -41,14 +40,13 @@ func runScript(t *testing.T, script string, params map[string]string, opts ane.O
 		argv = append(argv, "--resume")
 	}
 	res, err := builtins.Run(context.Background(), builtins.Config{
-		Script:      script,
-		BackendName: "emulator",
-		Options:     opts,
-		Params:      params,
-		Resume:      resume,
-		Stdout:      &out,
-		Argv:        argv,
-		Exec:        func([]string) error { return nil },
+		Script:  script,
+		Backend: emulator.New(opts),
+		Params:  params,
+		Resume:  resume,
+		Stdout:  &out,
+		Argv:    argv,
+		Exec:    func([]string) error { return nil },
 	})
 	if err != nil {
 		var ee *starlark.EvalError

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/internal/refkernels"
 )
@@ -58,15 +57,15 @@ func BenchmarkKernels(b *testing.B) {
 	gens := benchKernels(b)
 	for _, mode := range []struct {
 		name string
-		n    ane.Numerics
-	}{{"fp16", ane.FP16}, {"fp32", ane.FP32}} {
+		n    Numerics
+	}{{"fp16", FP16}, {"fp32", FP32}} {
 		for _, name := range benchOrder {
 			b.Run(name+"/"+mode.name, func(b *testing.B) {
 				rk, err := gens[name]()
 				if err != nil {
 					b.Fatal(err)
 				}
-				kk, err := New(ane.Options{Numerics: mode.n}).Compile(rk.Program, rk.Weights)
+				kk, err := New(Options{Numerics: mode.n}).Compile(rk.Program, rk.Weights)
 				if err != nil {
 					b.Fatal(err)
 				}

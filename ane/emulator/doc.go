@@ -33,14 +33,14 @@
 // operands swapped. Intermediate values of a chain are never stored. With CheckNumerics nothing is
 // fused, so that the first non-finite result is named exactly.
 //
-// Numerics (ane.Options.Numerics):
+// Numerics (Options.Numerics):
 //
 //   - FP16 (the default) follows the ANE: every op's result is rounded to fp16, round half to even,
 //     unless the program declares it fp32; conv, matmul and linear multiply fp16 values, accumulate in
 //     float32 and round once; overflow gives ±inf, never saturation; cast to fp16 rounds exactly.
 //   - FP32 rounds nothing (values are float32 throughout), for gradient checks and speed comparisons.
 //
-// With ane.Options.CheckNumerics, Eval stops at the first op whose result holds inf or NaN and reports
+// With Options.CheckNumerics, Eval stops at the first op whose result holds inf or NaN and reports
 // its result name, op kind, MIL line and the eval count — the diagnosis the real ANE never gives.
 //
 // Speed: 1x1 convs, linear and single matmuls go through cpu.Sgemm, whatever BLAS the cpu package

@@ -20,7 +20,7 @@ type Kernel struct {
 	steps   []step            // the ops, in order
 	inX     []*transfer       // reads the input surfaces into inT
 	outX    []*transfer       // writes outT (or the parts of an output concat) to the output surfaces
-	fp16    bool              // round results to fp16 (ane.FP16)
+	fp16    bool              // round results to fp16 (FP16)
 	check   bool              // report the first result holding inf or NaN
 	evals   int               // Eval calls so far
 	closed  bool              // Close was called
@@ -34,17 +34,17 @@ type Kernel struct {
 var _ ane.Kernel = (*Kernel)(nil)
 
 // compileFunc builds the kernel of main function fn with buffers from arena ar.
-func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options, ar *arena) (*Kernel, error) {
+func compileFunc(fn *mil.Func, w mil.Weights, opts Options, ar *arena) (*Kernel, error) {
 	return compileIn(fn, w, opts, true, ar)
 }
 
 // compileWith is compileFunc with an arena of its own, with op chains fused into single steps or not.
-func compileWith(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool) (*Kernel, error) {
+func compileWith(fn *mil.Func, w mil.Weights, opts Options, fuse bool) (*Kernel, error) {
 	return compileIn(fn, w, opts, fuse, newArena())
 }
 
 // compileIn is compileWith with buffers from ar. On failure the buffers it took go back.
-func compileIn(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool, ar *arena) (*Kernel, error) {
+func compileIn(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena) (*Kernel, error) {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
 	c := &compiler{fn: fn, w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{},
@@ -67,7 +67,7 @@ func compileIn(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool, ar *are
 // kernel compiles c.fn.
 func (c *compiler) kernel() (*Kernel, error) {
 	fn := c.fn
-	k := &Kernel{fp16: c.opts.Numerics == ane.FP16, check: c.opts.CheckNumerics, ar: c.ar}
+	k := &Kernel{fp16: c.opts.Numerics == FP16, check: c.opts.CheckNumerics, ar: c.ar}
 	for _, in := range fn.Inputs {
 		if in == nil {
 			return nil, fmt.Errorf("main: nil input")
@@ -108,7 +108,7 @@ func (c *compiler) kernel() (*Kernel, error) {
 			build, ok = func(c *compiler, _ *mil.Op) (step, error) { return f.build(c) }, true
 		}
 		if !ok {
-			return nil, opErr(op, "op %s is not supported by the emulator", op.Kind)
+			return nil, unsupported(op)
 		}
 		s, err := build(c, op)
 		if err != nil {

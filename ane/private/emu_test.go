@@ -72,7 +72,7 @@ func (m *emuModel) compile() error {
 		}
 		w[key] = b
 	}
-	m.k, err = emulator.New(ane.Options{}).Compile(p, w)
+	m.k, err = emulator.New(emulator.Options{}).Compile(p, w)
 	return err
 }
 

@@ -56,7 +56,7 @@ func TestProbeAndRegistry(t *testing.T) {
 	if err := Probe(); err == nil || err.Error() != want {
 		t.Errorf("Probe() = %v, want %s", err, want)
 	}
-	if b, err := Open(ane.Options{}); b != nil || err == nil || err.Error() != want {
+	if b, err := Open(); b != nil || err == nil || err.Error() != want {
 		t.Errorf("Open() = %v, %v", b, err)
 	}
 	found := false
@@ -72,7 +72,7 @@ func TestProbeAndRegistry(t *testing.T) {
 	if !found {
 		t.Fatal(`"ane" is not registered`)
 	}
-	if _, err := ane.Open("ane", ane.Options{}); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := ane.Open("ane", ane.Settings{}); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf(`ane.Open("ane"): %v`, err)
 	}
 }

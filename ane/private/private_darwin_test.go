@@ -6,7 +6,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ane/anetest"
 )
 
@@ -16,7 +15,7 @@ func openOrSkip(t testing.TB) *Backend {
 	if err := Probe(); err != nil {
 		t.Skipf("ANE backend unavailable: %v", err)
 	}
-	b, err := Open(ane.Options{})
+	b, err := Open()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 func TestSmokeOnEmulator(t *testing.T) {
-	runSmoke(t, emulator.New(ane.Options{}))
+	runSmoke(t, emulator.New(emulator.Options{}))
 }
 
 // smokeShape is the tensor type of the smoke programs: 16 channels of 32 fp16 values, 64-byte rows.
