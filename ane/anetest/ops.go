@@ -307,7 +307,7 @@ func opCases(rng *rand.Rand) []opCase {
 // testOps runs every case and checks that every op of the table has one.
 func testOps(t *testing.T, b ane.Backend) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	cases := opCases(rng)
+	cases := append(opCases(rng), hardwareOpCases()...)
 	covered := map[string]bool{"const": true}
 	for _, c := range cases {
 		covered[c.op] = true

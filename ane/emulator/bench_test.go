@@ -65,7 +65,7 @@ func BenchmarkKernels(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				kk, err := New(Options{Numerics: mode.n}).Compile(rk.Program, rk.Weights)
+				kk, err := New(Options{Relaxed: true, Numerics: mode.n}).Compile(rk.Program, rk.Weights)
 				if err != nil {
 					b.Fatal(err)
 				}

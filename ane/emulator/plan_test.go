@@ -3,7 +3,6 @@ package emulator
 import (
 	"testing"
 	"unsafe"
-
 )
 
 // A chain of ops reuses the buffers of values already read, the answers stay right, and an output

@@ -61,7 +61,7 @@ func TestRecycledRefKernelsExact(t *testing.T) {
 		rks = append(rks, rk)
 	}
 	for _, mode := range numerics {
-		opts := Options{Numerics: mode.n}
+		opts := Options{Numerics: mode.n, Relaxed: true}
 		fresh, pois := New(opts), poisoned(opts)
 		compileAll := func(b *Backend) []*Kernel {
 			var ks []*Kernel
@@ -139,7 +139,7 @@ func TestCloseRecycles(t *testing.T) {
 		want[i] = (v + 1) * 2
 		want[6+i] = v
 	}
-	be := New(Options{})
+	be := New(Options{Relaxed: true})
 	k1 := compileFromText(t, be, recycleSrc)
 	for _, s := range k1.steps {
 		if s.op.Kind == "concat" {
@@ -194,7 +194,7 @@ func TestCloseRecycles(t *testing.T) {
 func TestSharedScratch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	c := refkernels.Config{Dim: 24, Hidden: 16, Heads: 3, Seq: 17}
-	shared := poisoned(Options{})
+	shared := poisoned(Options{Relaxed: true})
 	var ks, alone []*Kernel
 	largest, sum := 0, 0
 	for _, gen := range refKernelGens(c, rng) {
@@ -206,7 +206,7 @@ func TestSharedScratch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		own := New(Options{})
+		own := New(Options{Relaxed: true})
 		ka, err := own.Compile(rk.Program, rk.Weights)
 		if err != nil {
 			t.Fatal(err)
@@ -242,7 +242,7 @@ func TestSharedScratch(t *testing.T) {
 // Buffers that no compile takes are dropped after recycleAge compiles even without an Eval, and a
 // collection does not empty the shelves.
 func TestRecycleAges(t *testing.T) {
-	be := New(Options{})
+	be := New(Options{Relaxed: true})
 	k := compileFromText(t, be, recycleSrc)
 	run(t, k, make([]float32, 6))
 	k.Close()

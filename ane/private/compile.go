@@ -3,24 +3,32 @@ package private
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/mil"
 )
 
 // compile turns p into a loaded kernel through drv. It first type-checks p and its weights (mil.Check,
-// mil.CheckWeights) and sizes its surfaces, so that a bad program fails with a message naming the place
+// mil.CheckWeights), refuses it when it breaks a rule the hardware is known to have (ane.Eligible), and
+// sizes its surfaces, so that a bad program fails with a message naming the place
 // before anything reaches the framework. Every call counts as a compile, as on every backend: the count
-// can only overestimate what the framework has compiled, which errs on the safe side of its limit. Then it follows the reference's sequence: build the in-memory model from the MIL
-// text and weights, stage the text and weight files in the model's directory, compile, load, then create
-// one surface per input and output and the request over them. Whatever was created is released again
-// when a later step fails.
+// can only overestimate what the framework has compiled, which errs on the safe side of its limit. Then
+// it follows the reference's sequence: build the in-memory model from the MIL text (with the reference
+// buildInfo when the program has none) and weights, stage the text and weight files in the model's
+// directory, compile, load (once more after 100 ms if the first load fails, as maderix/ANE
+// bridge/ane_bridge.m does), read the loaded model's ports, then create one surface per input and
+// output and the request over them, bound to the ports by name (ports.go). Whatever was created is
+// released again when a later step fails.
 func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	n := compiles.Add(1)
 	if p == nil {
 		return nil, fmt.Errorf("ane compile: nil program")
 	}
 	if err := mil.Check(p); err != nil {
+		return nil, fmt.Errorf("ane compile: %w", err)
+	}
+	if err := ane.Eligible(p).Err(); err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
 	}
 	inputs, outputs, err := ioSpecs(p)
@@ -68,12 +76,22 @@ func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	if err := m.compile(); err != nil {
 		return nil, fmt.Errorf("ane compile: %w%s", err, budgetHint(n))
 	}
-	if err := m.load(); err != nil {
+	if err := load(m); err != nil {
 		return nil, fmt.Errorf("ane load: %w%s", err, budgetHint(n))
 	}
 	undo = append(undo, func() { m.unload() })
 
 	k := &Kernel{m: m, dir: dir}
+	livein, liveout, err := m.ports()
+	if err != nil {
+		return nil, fmt.Errorf("ane load: reading the model's ports: %w", err)
+	}
+	if k.inOrder, err = portOrder("input", inputs, livein); err != nil {
+		return nil, fmt.Errorf("ane load: %w", err)
+	}
+	if k.outOrder, err = portOrder("output", outputs, liveout); err != nil {
+		return nil, fmt.Errorf("ane load: %w", err)
+	}
 	var ins, outs []surface
 	for i, spec := range append(append([]ioSpec(nil), inputs...), outputs...) {
 		s, err := drv.newSurface(spec.bytes)
@@ -95,11 +113,28 @@ func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 			k.outputs = append(k.outputs, sf)
 		}
 	}
-	k.req, err = m.newRequest(ins, outs)
+	k.req, err = m.newRequest(inPortOrder(ins, k.inOrder), inPortOrder(outs, k.outOrder))
 	if err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
 	}
 	return k, nil
+}
+
+// loadRetryDelay is how long load waits before its one retry: maderix/ANE bridge/ane_bridge.m retries
+// loadWithQoS: once after 100 ms, for the ANE to reclaim a slot.
+var loadRetryDelay = 100 * time.Millisecond
+
+// load loads m, once more after loadRetryDelay if the first attempt fails.
+func load(m model) error {
+	err := m.load()
+	if err == nil {
+		return nil
+	}
+	time.Sleep(loadRetryDelay)
+	if err2 := m.load(); err2 != nil {
+		return fmt.Errorf("%w (and again after %v)", err2, loadRetryDelay)
+	}
+	return nil
 }
 
 // errNoDriver is what Compile returns on a Backend that was not opened through Open.

@@ -36,7 +36,7 @@ type frameworks struct {
 	descriptor, model, request, ioObject objc.Class // AppleNeuralEngine's private classes
 	clsString, clsData, clsNumber        objc.Class // NSString, NSData, NSNumber
 	clsDictionary, clsMutableDict        objc.Class // NSDictionary, NSMutableDictionary
-	clsMutableArray                      objc.Class // NSMutableArray
+	clsMutableArray, clsArray            objc.Class // NSMutableArray, NSArray
 
 	emptyDict objc.ID // a retained empty NSDictionary, the options of every call
 	tmp       string  // NSTemporaryDirectory()
@@ -70,6 +70,12 @@ var (
 	selUnload                    = objc.RegisterName(selUnloadWithQoS)
 	selRequestWithInputs         = objc.RegisterName(selRequestWith)
 	selObjectWithIOSurfaceObject = objc.RegisterName(selObjectWithSurf)
+	selModelAttributes           = objc.RegisterName(selModelAttrs)
+	selObjectForKey              = objc.RegisterName("objectForKey:")
+	selCount                     = objc.RegisterName("count")
+	selObjectAtIndex             = objc.RegisterName("objectAtIndex:")
+	selLongLongValue             = objc.RegisterName("longLongValue")
+	selIsKindOfClass             = objc.RegisterName("isKindOfClass:")
 )
 
 var (
@@ -153,6 +159,7 @@ func loadFrameworks() (*frameworks, error) {
 		{"NSDictionary", &fw.clsDictionary},
 		{"NSMutableDictionary", &fw.clsMutableDict},
 		{"NSMutableArray", &fw.clsMutableArray},
+		{"NSArray", &fw.clsArray},
 	}
 	byName := map[string]objc.Class{}
 	for _, c := range classes {

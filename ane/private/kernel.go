@@ -22,7 +22,10 @@ type Kernel struct {
 	m      model            // the loaded model
 	req    request          // the prepared request over mems
 	mems   []*surfaceMemory // inputs then outputs
-	dir    string           // staging directory, shared through stagedDirs
+	// inOrder and outOrder bind the model's ports to the surfaces by name: port p of the model is
+	// input inOrder[p] (output outOrder[p]); a request passes its surfaces in that order.
+	inOrder, outOrder []int
+	dir               string // staging directory, shared through stagedDirs
 }
 
 var _ ane.Kernel = (*Kernel)(nil)
