@@ -16,7 +16,7 @@ func TestCompileSix(t *testing.T) {
 	_, err := builtins.Run(context.Background(), builtins.Config{
 		Script:  "compile_six.star",
 		Backend: emulator.New(emulator.Options{}),
-		Params:  map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "16", "rounds": "2"},
+		Params:  map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "rounds": "2"},
 		Stdout:  &out,
 	})
 	if err != nil {

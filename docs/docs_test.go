@@ -76,8 +76,8 @@ func TestMetricsKeysDocumented(t *testing.T) {
 		t.Fatalf("metrics.md: found %d script rows, want 3", len(rows))
 	}
 	small := map[string]map[string]string{
-		"scripts/train_layer.star": {"dim": "32", "hidden": "64", "heads": "4", "seq": "16", "steps": "2", "accum": "1"},
-		"scripts/dynamic.star":     {"dim": "32", "hidden": "64", "heads": "4", "seq": "16", "steps": "2", "accum": "1"},
+		"scripts/train_layer.star": {"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "steps": "2", "accum": "1"},
+		"scripts/dynamic.star":     {"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "steps": "2", "accum": "1"},
 		"scripts/mlp.star":         {"epochs": "1", "hidden": `"16"`, "shift": "0", "data": strconv.Quote("../data/digits.csv.gz")},
 	}
 	for _, row := range rows {

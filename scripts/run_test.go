@@ -16,7 +16,7 @@ import (
 )
 
 // small are the sizes the tests train at: a layer of 32 channels, 4 heads, 16 positions.
-var small = map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "16"}
+var small = map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "32"}
 
 // with returns the small sizes plus the given settings (KEY, VALUE pairs, VALUE a Starlark literal).
 func with(kv ...string) map[string]string {
