@@ -215,3 +215,24 @@ func TestFP16Int(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsRefused checks that the ANE backend refuses, with a message, every setting it cannot
+// honour instead of dropping it.
+func TestSettingsRefused(t *testing.T) {
+	if err := refuseSettings(ane.Settings{}); err != nil {
+		t.Errorf("no settings: %v", err)
+	}
+	for _, c := range []struct {
+		s    ane.Settings
+		want string
+	}{
+		{ane.Settings{FP32: true}, "--fp32: the ANE computes in fp16"},
+		{ane.Settings{CheckNumerics: true}, "--check-numerics: the ANE does not report"},
+		{ane.Settings{Relaxed: true}, "--relaxed: the ANE refuses the programs that relaxed mode lets through"},
+	} {
+		err := refuseSettings(c.s)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "use --backend emulator") {
+			t.Errorf("%+v: %v, want %q", c.s, err, c.want)
+		}
+	}
+}
