@@ -19,7 +19,7 @@ import (
 //     values of every const and weight, the transposed ones included.
 func TestKernelsMatchReference(t *testing.T) {
 	res, _ := runScript(t, "testdata/kernels.star", with(), emulator.Options{}, false)
-	c := refkernels.Config{Dim: 32, Hidden: 64, Heads: 4, Seq: 16}
+	c := refkernels.Config{Dim: 32, Hidden: 64, Heads: 4, Seq: 32}
 	W := tensorDict(t, res, "W")
 	w := func(name string) []float32 { return W[name].Data() }
 	texts, ok := res.Globals["texts"].(*starlark.Dict)
