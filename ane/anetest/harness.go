@@ -20,6 +20,7 @@ func Run(t *testing.T, b ane.Backend) {
 	t.Run("Surfaces", func(t *testing.T) { testSurfaces(t, b) })
 	t.Run("Failures", func(t *testing.T) { testFailures(t, b) })
 	t.Run("Kernels", func(t *testing.T) { testKernels(t, b) })
+	t.Run("Refusals", func(t *testing.T) { testRefusals(t, b) })
 }
 
 // tin is one input of a test program.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anestar/anestar/ane/anetest"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -189,5 +190,27 @@ func TestLoadRetriedOnce(t *testing.T) {
 	d.failLoads = 2
 	if _, err := compile(d, testProgram(), testWeights()); err == nil || !strings.Contains(err.Error(), "and again after") {
 		t.Errorf("two failed loads: %v", err)
+	}
+}
+
+// TestRefusalsBeforeTheDevice compiles every program of the conformance suite's refusals through the
+// fake framework: each is refused with its rule's message and nothing reaches the framework.
+func TestRefusalsBeforeTheDevice(t *testing.T) {
+	isolateCount(t)
+	for _, r := range anetest.Refusals() {
+		t.Run(r.Name, func(t *testing.T) {
+			p, err := mil.Parse("refused.mil", []byte(r.Src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := newFakeDriver(t.TempDir())
+			_, err = compile(d, p, nil)
+			if err == nil || !strings.Contains(err.Error(), r.Want) || !strings.HasPrefix(err.Error(), "ane compile: the ANE refuses this program") {
+				t.Fatalf("error %v, want one containing %q", err, r.Want)
+			}
+			if len(d.log) != 0 {
+				t.Errorf("reached the framework: %q", d.log)
+			}
+		})
 	}
 }
