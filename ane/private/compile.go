@@ -45,7 +45,7 @@ func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	if err := mil.CheckWeights(p, w); err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
 	}
-	text := []byte(mil.Print(p))
+	text := []byte(mil.Print(mil.WithBuildInfo(p)))
 
 	// Undo, in reverse order, what has been set up, if a step fails.
 	var undo []func()

@@ -41,8 +41,12 @@ func TestCompileSequence(t *testing.T) {
 	if !reflect.DeepEqual(d.log, want) {
 		t.Errorf("calls:\n got %q\nwant %q", d.log, want)
 	}
-	if d.staged != mil.Print(p) || d.models[0].text != mil.Print(p) {
-		t.Errorf("model.mil and the text given to the framework differ from mil.Print")
+	// The program has no buildInfo: the backend adds the reference's, on one line.
+	if d.staged != mil.Print(mil.WithBuildInfo(p)) || d.models[0].text != d.staged {
+		t.Errorf("model.mil and the text given to the framework differ from mil.Print with buildInfo")
+	}
+	if lines := strings.Split(d.staged, "\n"); !strings.HasPrefix(lines[1], `[buildInfo = dict<string, string>({{"coremlc-component-MIL", "3510.2.1"}, `) {
+		t.Errorf("second line of the staged text: %q", lines[1])
 	}
 	dir := filepath.Join(d.tmp, d.hex)
 	got, err := os.ReadFile(filepath.Join(dir, "weights", "w.bin"))

@@ -28,6 +28,7 @@ func TestWeightRelPath(t *testing.T) {
 		{"@model_path/.", "", "model directory itself"},
 		{"@model_path/weights\\..\\..\\w.bin", "", "backslash"},
 		{"@model_path/w\x00.bin", "", "NUL"},
+		{"@model_path/w\xff.bin", "", "not valid UTF-8"},
 		{"@model_path/model.mil", "", "overwrite the MIL text"},
 	}
 	for _, c := range cases {
