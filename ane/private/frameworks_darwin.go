@@ -4,8 +4,10 @@ package private
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -101,6 +103,13 @@ func loadDriver() (driver, error) {
 // loadFrameworks opens the libraries, resolves functions, keys and classes, and checks that every
 // private method exists.
 func loadFrameworks() (*frameworks, error) {
+	version, err := syscall.Sysctl("kern.osproductversion")
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the macOS version (sysctl kern.osproductversion): %v", err)
+	}
+	if err := macOSReason(version); err != nil {
+		return nil, err
+	}
 	for _, path := range []string{objcPath, coreFoundationPath, foundationPath, ioSurfacePath, aneFrameworkPath} {
 		h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err != nil {

@@ -236,3 +236,15 @@ func TestSettingsRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestMacOSReason(t *testing.T) {
+	for v, ok := range map[string]bool{"15.0": true, "15.3.1": true, "26.3": true, "14.7.2": false, "13": false, "x": false, "": false} {
+		err := macOSReason(v)
+		if (err == nil) != ok {
+			t.Errorf("macOS %q: %v", v, err)
+		}
+		if err != nil && ok == false && v == "14.7.2" && !strings.Contains(err.Error(), "macOS 14.7.2 is older than 15") {
+			t.Errorf("macOS 14.7.2: %v", err)
+		}
+	}
+}
