@@ -1,8 +1,14 @@
 // Package emulator runs MIL programs on the CPU with the Apple Neural Engine's fp16 numerics, so that
 // everything anestar does works, and can be tested, where no ANE exists. It registers itself with the
-// ane registry as "emulator", below the real ANE, so that "auto" prefers the hardware.
+// ane registry as "emulator", below the real ANE, so that "auto" prefers the hardware. An op the emulator
+// has no implementation of fails to compile with an error wrapping ane.ErrUnsupportedOp.
 //
-// Backend.Compile type-checks a program (mil.Check), resolves every shape, decodes the const weights
+// Options (options.go) are the emulator's own: its Numerics, CheckNumerics and Relaxed; OptionsFrom maps
+// a command line's ane.Settings onto them. Backend.Compile type-checks a program (mil.Check) and, unless
+// the backend is relaxed, refuses it as the ANE backend does when it breaks a rule the hardware is known
+// to have (ane.Eligible), with the same message: what runs here runs on the ANE. Relaxed mode lets such
+// programs through (fp32 arithmetic, the ops the ANE refuses, I/O of any rank and width) for experiments
+// and the conformance suite's emulator-only part. Compile then resolves every shape, decodes the const weights
 // once (fp16 consts become float32 holding fp16 values), orders the ops and preallocates every
 // intermediate buffer. The resulting Kernel holds a list of steps, one per op, each a closure over its
 // buffers; Eval copies the input surfaces into their buffers, runs the steps, and copies the results to
