@@ -17,9 +17,10 @@ import (
 // it follows the reference's sequence: build the in-memory model from the MIL text (with the reference
 // buildInfo when the program has none) and weights, stage the text and weight files in the model's
 // directory, compile, load (once more after 100 ms if the first load fails, as maderix/ANE
-// bridge/ane_bridge.m does), read the loaded model's ports, then create one surface per input and
-// output and the request over them, bound to the ports by name (ports.go). Whatever was created is
-// released again when a later step fails.
+// bridge/ane_bridge.m does), read the loaded model's ports and bind them to the program's inputs and
+// outputs by name (ports.go), then create the kernel's first binding: one surface per input and output
+// and the request over them, in the ports' order (newBinding). Whatever was created is released again
+// when a later step fails.
 func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	n := compiles.Add(1)
 	if p == nil {
@@ -81,42 +82,16 @@ func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	}
 	undo = append(undo, func() { m.unload() })
 
-	k := &Kernel{m: m, dir: dir}
-	livein, liveout, err := m.ports()
+	ports, err := readPorts(m, inputs, outputs)
 	if err != nil {
-		return nil, fmt.Errorf("ane load: reading the model's ports: %w", err)
-	}
-	if k.inOrder, err = portOrder("input", inputs, livein); err != nil {
 		return nil, fmt.Errorf("ane load: %w", err)
 	}
-	if k.outOrder, err = portOrder("output", outputs, liveout); err != nil {
-		return nil, fmt.Errorf("ane load: %w", err)
-	}
-	var ins, outs []surface
-	for i, spec := range append(append([]ioSpec(nil), inputs...), outputs...) {
-		s, err := drv.newSurface(spec.bytes)
-		if err != nil {
-			return nil, fmt.Errorf("ane compile: surface %q: %w", spec.name, err)
-		}
-		mem := &surfaceMemory{name: spec.name, s: s}
-		undo = append(undo, mem.release)
-		k.mems = append(k.mems, mem)
-		sf, err := ane.NewSurface(spec.name, spec.typ, mem)
-		if err != nil {
-			return nil, fmt.Errorf("ane compile: %w", err)
-		}
-		if i < len(inputs) {
-			ins = append(ins, s)
-			k.inputs = append(k.inputs, sf)
-		} else {
-			outs = append(outs, s)
-			k.outputs = append(k.outputs, sf)
-		}
-	}
-	k.req, err = m.newRequest(inPortOrder(ins, k.inOrder), inPortOrder(outs, k.outOrder))
+	first, err := newBinding(drv, m, inputs, outputs, ports)
 	if err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
 	}
+	k := &Kernel{Binding: *first, drv: drv, m: m, inSpecs: inputs, outSpecs: outputs, ports: ports, dir: dir}
+	k.Binding.k = k
 	return k, nil
 }
 

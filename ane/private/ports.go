@@ -91,3 +91,30 @@ func inPortOrder[T any](xs []T, order []int) []T {
 	}
 	return out
 }
+
+// portMap is how a program's inputs and outputs map onto the loaded model's ports: port p is input
+// in[p] (output out[p]).
+type portMap struct{ in, out []int }
+
+// readPorts reads the ports of the loaded model m and binds them to the program's inputs and outputs
+// (in declaration and return order) by name, checking dims and dtypes (portOrder).
+func readPorts(m model, inputs, outputs []ioSpec) (portMap, error) {
+	livein, liveout, err := m.ports()
+	if err != nil {
+		return portMap{}, fmt.Errorf("reading the model's ports: %w", err)
+	}
+	var pm portMap
+	if pm.in, err = portOrder("input", inputs, livein); err != nil {
+		return portMap{}, err
+	}
+	if pm.out, err = portOrder("output", outputs, liveout); err != nil {
+		return portMap{}, err
+	}
+	return pm, nil
+}
+
+// request builds m's request over one binding's surfaces, given in the program's order, passing each at
+// the index of its port: what every binding's request builder calls.
+func (pm portMap) request(m model, ins, outs []surface) (request, error) {
+	return m.newRequest(inPortOrder(ins, pm.in), inPortOrder(outs, pm.out))
+}

@@ -102,7 +102,8 @@ func TestPortOrder(t *testing.T) {
 }
 
 // TestPortsBoundByName compiles through a fake framework that lists the ports in reverse order and
-// checks that the request gets every surface at the port of its name, not at its declared position.
+// checks that the request of the kernel, and of a further binding, gets every surface at the port of its
+// name, not at its declared position.
 func TestPortsBoundByName(t *testing.T) {
 	isolateCount(t)
 	p := testProgram()
@@ -114,17 +115,23 @@ func TestPortsBoundByName(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := d.requests[0]
-		ins, outs := programPorts(p, reorder)
-		for i, pt := range ins {
-			if want := k.mems[k.inOrder[i]]; req.in[i] != want.s || want.name != pt.name {
-				t.Errorf("reorder %v: input port %d (%s) got surface %q", reorder, i, pt.name, want.name)
-			}
+		b, err := k.Bind()
+		if err != nil {
+			t.Fatal(err)
 		}
-		for j, pt := range outs {
-			want := k.mems[len(k.inputs)+k.outOrder[j]]
-			if req.out[j] != want.s || want.name != pt.name {
-				t.Errorf("reorder %v: output port %d (%s) got surface %q", reorder, j, pt.name, want.name)
+		ins, outs := programPorts(p, reorder)
+		for bi, bd := range []*Binding{&k.Binding, b.(*Binding)} {
+			req := d.requests[bi]
+			for i, pt := range ins {
+				if want := bd.mems[k.ports.in[i]]; req.in[i] != want.s || want.name != pt.name {
+					t.Errorf("reorder %v, binding %d: input port %d (%s) got surface %q", reorder, bi, i, pt.name, want.name)
+				}
+			}
+			for j, pt := range outs {
+				want := bd.mems[len(bd.inputs)+k.ports.out[j]]
+				if req.out[j] != want.s || want.name != pt.name {
+					t.Errorf("reorder %v, binding %d: output port %d (%s) got surface %q", reorder, bi, j, pt.name, want.name)
+				}
 			}
 		}
 		// The kernel's own surfaces stay in the program's order.
