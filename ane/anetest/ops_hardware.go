@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -77,20 +78,21 @@ func hardwareOpCases() []opCase {
 				`, typ, op) + identityConv(c, w),
 			ref: func(in [][]float64) []float64 { return unaryRef(in[0], f) }}
 	}
-	return []opCase{
-		bin("add", func(a, b float64) float64 { return a + b }, -2, 2),
-		bin("sub", func(a, b float64) float64 { return a - b }, -2, 2),
-		bin("mul", func(a, b float64) float64 { return a * b }, -2, 2),
-		bin("real_div", func(a, b float64) float64 { return a / b }, 0.5, 2),
-		bin("pow", math.Pow, 0.5, 2),
+	var cases []opCase
+	for _, o := range binaryOps {
+		if ane.HardwareOps[o.op].Support == ane.Proven {
+			cases = append(cases, bin(o.op, o.f, o.lo, o.hi))
+		}
+	}
+	return append(cases,
 		un("relu", func(v float64) float64 { return math.Max(v, 0) }, -2, 2),
 		un("tanh", math.Tanh, -3, 3),
 		un("sigmoid", sigmoid, -6, 6),
-		{op: "softmax", name: "hw_softmax", ins: []tin{fp16In("x", 1, c, 1, w)}, lo: -3, hi: 3,
+		opCase{op: "softmax", name: "hw_softmax", ins: []tin{fp16In("x", 1, c, 1, w)}, lo: -3, hi: 3,
 			body: fmt.Sprintf(`%s r = softmax(x=x, axis=int32(1))[name=string("r")];
 				`, typ) + identityConv(c, w),
 			ref: func(in [][]float64) []float64 { return softmaxChannels(in[0], c, w) }},
-		{op: "reduce_sum", name: "hw_reduce_sum", ins: []tin{fp16In("x", 1, c, 1, w)}, lo: -1, hi: 1,
+		opCase{op: "reduce_sum", name: "hw_reduce_sum", ins: []tin{fp16In("x", 1, c, 1, w)}, lo: -1, hi: 1,
 			body: fmt.Sprintf(`tensor<fp16, [1, 1, 1, %d]> r = reduce_sum(x=x, axes=tensor<int32, [1]>([1]), keep_dims=bool(true))[name=string("r")];
 				`, w) + identityConv(1, w),
 			ref: func(in [][]float64) []float64 {
@@ -102,13 +104,13 @@ func hardwareOpCases() []opCase {
 				}
 				return out
 			}},
-		{op: "cast", name: "hw_cast_fp32_boundary", ins: []tin{{"x", mil.FP32, []int{1, c, 1, w}}}, lo: -3, hi: 3,
+		opCase{op: "cast", name: "hw_cast_fp32_boundary", ins: []tin{{"x", mil.FP32, []int{1, c, 1, w}}}, lo: -3, hi: 3,
 			body: fmt.Sprintf(`tensor<fp16, [1, %[1]d, 1, %[2]d]> r = cast(x=x, dtype=string("fp16"))[name=string("r")];
 				`, c, w) + strings.Replace(identityConv(c, w), "> out = conv", "> y = conv", 1) + fmt.Sprintf(`
 				tensor<fp32, [1, %d, 1, %d]> out = cast(x=y, dtype=string("fp32"))[name=string("out")];`, c, w),
 			tol: fp16Tol,
 			ref: func(in [][]float64) []float64 { return in[0] }},
-	}
+	)
 }
 
 // softmaxChannels is the softmax over the channels of each column of a [C, W] tensor.

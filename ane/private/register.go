@@ -26,18 +26,19 @@ func init() {
 	})
 }
 
-// refuseSettings is the error for settings the ANE cannot honour: every one of them is an emulator
-// option, and the ANE computes in its own fp16 arithmetic and runs only what it accepts.
+// cannotHonour says, for each flag of ane.Settings, why the ANE backend cannot honour it: every one is
+// an emulator option, and the ANE computes in its own fp16 arithmetic and runs only what it accepts.
+var cannotHonour = map[string]string{
+	"--fp32":           "the ANE computes in fp16 and cannot turn its rounding off",
+	"--check-numerics": "the ANE does not report which op overflowed",
+	"--relaxed":        "the ANE refuses the programs that relaxed mode lets through",
+}
+
+// refuseSettings is the error for settings the ANE cannot honour, or nil when none is set.
 func refuseSettings(s ane.Settings) error {
 	var why []string
-	if s.FP32 {
-		why = append(why, "--fp32: the ANE computes in fp16 and cannot turn its rounding off")
-	}
-	if s.CheckNumerics {
-		why = append(why, "--check-numerics: the ANE does not report which op overflowed")
-	}
-	if s.Relaxed {
-		why = append(why, "--relaxed: the ANE refuses the programs that relaxed mode lets through")
+	for _, f := range s.Flags() {
+		why = append(why, f+": "+cannotHonour[f])
 	}
 	if len(why) == 0 {
 		return nil
