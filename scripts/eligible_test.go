@@ -59,3 +59,27 @@ func TestShippedKernelsEligible(t *testing.T) {
 		t.Logf("%s uses %d ops: %s", c.script, len(list), strings.Join(list, ", "))
 	}
 }
+
+// TestSizeChecksBeforeCompile checks that a size that would give a kernel an I/O width the ANE refuses
+// is an error of the script's size check, naming the parameter and the fix, before any kernel is built.
+func TestSizeChecksBeforeCompile(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		params map[string]string
+		want   string
+	}{
+		{trainLayer, with("seq", "16"), "seq = 16: the kernels' I/O widths are made of seq, and the ANE needs widths that are multiples of 32: set seq to a multiple of 32 (--set seq=32)"},
+		{"dynamic.star", map[string]string{"dim": "48", "heads": "4", "hidden": "128", "seq": "32"}, "dim = 48: the kernels' I/O widths are made of seq and dim and hidden"},
+		{"mlp.star", map[string]string{"data": mlpData, "batch": "20"}, "batch = 20: the dense kernels' batch is their I/O width, and the ANE needs widths that are multiples of 32: set batch to a multiple of 32 (--set batch=32)"},
+	} {
+		res, err := builtins.Run(context.Background(), builtins.Config{
+			Script: c.script, BackendName: "emulator", Params: c.params, DryRun: true, Argv: []string{"check", c.script},
+		})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: error %v, want one containing %q", c.script, c.params, err, c.want)
+		}
+		if res != nil && len(res.Checked) != 0 {
+			t.Errorf("%s %v: %d kernels built before the size check failed", c.script, c.params, len(res.Checked))
+		}
+	}
+}

@@ -22,7 +22,8 @@ type Options struct {
 	// Relaxed lets programs through that the ANE refuses (ane.Eligible): fp32 arithmetic, ops the ANE
 	// refuses, I/O of any rank and width. It is for experiments and for the conformance suite's
 	// emulator-only part; a script that needs it will not run on the ANE. Compile still refuses such a
-	// program when Relaxed is false, with the message the ANE backend gives.
+	// program when Relaxed is false, with the message the ANE backend gives. A program that turns it on
+	// says so to its user (the anestar command prints RelaxedNotice).
 	Relaxed bool
 }
 
