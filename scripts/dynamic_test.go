@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/anestar/anestar/ane/emulator" // the backend the scripts run on under test
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/ckpt"
 	"go.starlark.net/starlark"
