@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -75,7 +76,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case name == "--version":
 		name = "version"
-	case strings.HasSuffix(name, ".star"):
+	case strings.HasSuffix(name, ".star"), strings.HasPrefix(name, "-") && slices.ContainsFunc(args, isScript):
+		// anestar SCRIPT.star [flags], or run's flags first: anestar --relaxed SCRIPT.star
 		name, args = "run", append([]string{"run"}, args...)
 	}
 	c, ok := commands[name]
@@ -91,6 +93,11 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return c.run(args[1:], stdout, stderr)
+}
+
+// isScript reports whether a command-line argument names a script.
+func isScript(arg string) bool {
+	return strings.HasSuffix(arg, ".star") && !strings.HasPrefix(arg, "-")
 }
 
 func usage(w io.Writer) {
