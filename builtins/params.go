@@ -260,6 +260,7 @@ func sharedParams(filename string, f *syntax.File, lines []string, name string, 
 	}
 	return nil, nil
 }
+
 // findParamsCall returns the first top-level call to params, as a statement or an assignment's value.
 func findParamsCall(stmts []syntax.Stmt) *syntax.CallExpr {
 	for _, st := range stmts {
