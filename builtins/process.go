@@ -53,7 +53,7 @@ func (s *session) processModule() *moduleDef {
 				"(those not already on it), after waiting for async work: the cure for the ANE's per-process " +
 				"compile limit. It does not return; the script stops. An error where the host cannot restart.", fn: s.processExec},
 			{sig: "time()", doc: "Wall-clock time in seconds since the Unix epoch, a float.", fn: s.processTime},
-			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing phases.", fn: s.processClock},
+			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing spans such as a step or a run (process.timers attributes time to phases).", fn: s.processClock},
 			{sig: "timers(reset = False)", doc: "The script's time by phase since the run started or the last reset, a dict of seconds: " +
 				"compile (building mil programs and ane.compile), ane (kernel evals), io (surface reads, writes and copies), " +
 				"host (tensor, cpu and optimizer math, submitting queue jobs) and wait (queue waits). Every call of those builtins " +
