@@ -46,8 +46,16 @@ func SaveTokens(path string, ids []int, vocabSize int) error {
 // ParseTokens reads a token file's bytes: little-endian uint16 ids, each below vocabSize. An odd length
 // or an id out of range is an error naming the token's position and byte offset.
 func ParseTokens(data []byte, vocabSize int) ([]int, error) {
-	if err := checkTokenVocab(vocabSize); err != nil {
-		return nil, err
+	ids, err := parseTokens(data, vocabSize)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %v", err)
+	}
+	return ids, nil
+}
+
+func parseTokens(data []byte, vocabSize int) ([]int, error) {
+	if vocabSize < 1 || vocabSize > MaxTokenFileVocab {
+		return nil, fmt.Errorf("a vocabulary of %d pieces does not fit a uint16 token file (1 to %d pieces)", vocabSize, MaxTokenFileVocab)
 	}
 	if len(data)%2 != 0 {
 		return nil, fmt.Errorf("offset %d: odd length %d: a token file holds 2-byte ids", len(data)-1, len(data))
@@ -76,7 +84,7 @@ func LoadTokens(path string, vocabSize int) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %v", err)
 	}
-	ids, err := ParseTokens(data, vocabSize)
+	ids, err := parseTokens(data, vocabSize)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %s: %v", path, err)
 	}

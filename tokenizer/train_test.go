@@ -2,8 +2,8 @@ package tokenizer
 
 import (
 	"os"
-	"strconv"
 	"slices"
+	"strconv"
 	"testing"
 )
 
