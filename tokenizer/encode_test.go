@@ -120,11 +120,15 @@ func randomText(r *rand.Rand) string {
 // and the round trip through Decode.
 func TestEncodeMatchesScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	split := 0
 	for v := range 200 {
 		pieces, scores := randomVocab(r, v%2 == 0)
 		tok, err := New(pieces, scores)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tok.splitSpaces {
+			split++
 		}
 		for range 20 {
 			text := randomText(r)

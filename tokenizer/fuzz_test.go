@@ -57,10 +57,15 @@ func FuzzEncode(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	// A vocabulary with spaces inside pieces, as Meta's llama vocabulary has: merged over the whole text.
+	spaced, err := New(append(slices.Clone(sp.pieces), "  ", "  a", "e t", "d.\n "), append(slices.Clone(sp.scores), 10, 11, 12, 13))
+	if err != nil || spaced.splitSpaces || !sp.splitSpaces || !ours.splitSpaces {
+		f.Fatal("the vocabularies do not cover both ways of merging", err)
+	}
 	f.Add("Light is refracted.")
 	f.Add("  a\n\xff\xc3 é🌈 ")
 	f.Fuzz(func(t *testing.T, text string) {
-		for _, tok := range []*Tokenizer{sp, ours} {
+		for _, tok := range []*Tokenizer{sp, ours, spaced} {
 			ids := tok.Encode(text, true, false)
 			back, err := tok.Decode(ids)
 			if err != nil || back != text {

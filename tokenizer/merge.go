@@ -26,8 +26,7 @@ type merger struct {
 }
 
 // run merges toks in place until no adjacent pair merges and returns the result (a prefix of toks).
-// progress, when not nil, is called with the number of merges done every 1<<16 merges.
-func (m *merger) run(toks []int32, pair pairFunc, progress func(merges int)) []int32 {
+func (m *merger) run(toks []int32, pair pairFunc) []int32 {
 	n := len(toks)
 	if n < 2 {
 		return toks
@@ -43,7 +42,6 @@ func (m *merger) run(toks []int32, pair pairFunc, progress func(merges int)) []i
 	for i := 0; i+1 < n; i++ {
 		m.push(toks, int32(i), int32(i+1), pair)
 	}
-	merges := 0
 	for len(m.heap) > 0 {
 		c := m.pop()
 		r := m.next[c.pos]
@@ -62,9 +60,6 @@ func (m *merger) run(toks []int32, pair pairFunc, progress func(merges int)) []i
 		}
 		if rr >= 0 {
 			m.push(toks, c.pos, rr, pair)
-		}
-		if merges++; progress != nil && merges&(1<<16-1) == 0 {
-			progress(merges)
 		}
 	}
 	out := toks[:0]

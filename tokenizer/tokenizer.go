@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Ids of the reserved pieces every llama2.c vocabulary starts with.
@@ -29,6 +30,7 @@ type Tokenizer struct {
 	lookup       map[string]int32 // text pieces (not the reserved ones) to their lowest id
 	byteFallback bool             // ids 3..258 are exactly <0x00>..<0xFF>
 	space        int32            // id of the " " piece, or -1
+	splitSpaces  bool             // no text piece holds a space after its first byte: no merge crosses a space
 }
 
 // New makes a Tokenizer from pieces and their scores (same length, at least the three reserved pieces).
@@ -59,6 +61,13 @@ func New(pieces []string, scores []float32) (*Tokenizer, error) {
 	for id := len(pieces) - 1; id >= 0; id-- { // backwards: the lowest id of a repeated piece wins
 		if t.isText(int32(id)) {
 			t.lookup[pieces[id]] = int32(id)
+		}
+	}
+	t.splitSpaces = true
+	for p := range t.lookup {
+		if strings.IndexByte(p[1:], ' ') >= 0 {
+			t.splitSpaces = false
+			break
 		}
 	}
 	if id, ok := t.lookup[" "]; ok {

@@ -236,7 +236,7 @@ func (tr *trainer) add(piece string, affected []int32) []int32 {
 // counts along.
 func (tr *trainer) update(w int32) {
 	old := tr.words[w]
-	toks := tr.m.run(append([]int32(nil), old...), tr.pair, nil)
+	toks := tr.m.run(append([]int32(nil), old...), tr.pair)
 	if len(toks) == len(old) {
 		return // a stale occurrence: the word no longer holds the pair
 	}
