@@ -33,6 +33,20 @@ func Load(path string) (*Tokenizer, error) { return LoadSize(path, 0) }
 // LoadSize reads the first vocabSize pieces of a tokenizer.bin file (as llama2.c does, with the size from
 // its model's header); vocabSize 0 reads to the end of the file.
 func LoadSize(path string, vocabSize int) (*Tokenizer, error) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := Parse(data, vocabSize)
+	if fe, ok := err.(*FormatError); ok {
+		fe.File = path
+	}
+	return t, err
+}
+
+// ReadFile reads a whole regular file (a text to encode or train on, a vocabulary, a token file): a
+// directory or a device is an error, not a hang.
+func ReadFile(path string) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %v", err)
@@ -44,11 +58,7 @@ func LoadSize(path string, vocabSize int) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %v", err)
 	}
-	t, err := Parse(data, vocabSize)
-	if fe, ok := err.(*FormatError); ok {
-		fe.File = path
-	}
-	return t, err
+	return data, nil
 }
 
 // Parse reads tokenizer.bin bytes: a uint32 max_token_length, then for each id a float32 score, an

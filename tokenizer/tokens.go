@@ -73,16 +73,9 @@ func parseTokens(data []byte, vocabSize int) ([]int, error) {
 
 // LoadTokens reads the token file at path (see ParseTokens).
 func LoadTokens(path string, vocabSize int) ([]int, error) {
-	st, err := os.Stat(path)
+	data, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %v", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("tokenizer: %s is not a regular file", path)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %v", err)
+		return nil, err
 	}
 	ids, err := parseTokens(data, vocabSize)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -150,7 +149,7 @@ func runTokenize(args []string, stdout, stderr io.Writer) int {
 	}
 
 	in := fs.Arg(0)
-	data, err := readRegular(in)
+	data, err := tokenizer.ReadFile(in)
 	if err != nil {
 		return fail(err)
 	}
@@ -185,18 +184,6 @@ func runTokenize(args []string, stdout, stderr io.Writer) int {
 	report("%s: %d bytes, %d chars, %d tokens (vocabulary of %d pieces), %s chars/token; wrote %s\n",
 		in, len(data), n, len(ids), tok.VocabSize(), perToken(n, len(ids)), o.output)
 	return exitOK
-}
-
-// readRegular reads a whole regular file.
-func readRegular(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	return os.ReadFile(path)
 }
 
 func joinInts(ids []int) string {
