@@ -27,10 +27,19 @@ type merger struct {
 
 // run merges toks in place until no adjacent pair merges and returns the result (a prefix of toks).
 func (m *merger) run(toks []int32, pair pairFunc) []int32 {
-	n := len(toks)
-	if n < 2 {
+	if len(toks) < 2 {
 		return toks
 	}
+	m.link(len(toks))
+	for i := 0; i+1 < len(toks); i++ {
+		m.push(toks, int32(i), int32(i+1), pair)
+	}
+	m.loop(toks, pair, nil)
+	return m.compact(toks)
+}
+
+// link starts a run over n tokens: a list in order and an empty heap.
+func (m *merger) link(n int) {
 	m.next = resize(m.next, n)
 	m.prev = resize(m.prev, n)
 	m.heap = m.heap[:0]
@@ -39,18 +48,25 @@ func (m *merger) run(toks []int32, pair pairFunc) []int32 {
 		m.prev[i] = int32(i - 1)
 	}
 	m.next[n-1] = -1
-	for i := 0; i+1 < n; i++ {
-		m.push(toks, int32(i), int32(i+1), pair)
-	}
+}
+
+// loop merges the best candidate until none is left. A merge pushes the new pairs it makes, so a run
+// seeded with every pair (run) or with the only pairs that can merge (the trainer) ends where no pair
+// merges. onMerge, when not nil, sees each merge before it happens: the tokens before and after the
+// pair (-1 at an end), the pair and the merged id.
+func (m *merger) loop(toks []int32, pair pairFunc, onMerge func(p, l, r, rr, id int32)) {
 	for len(m.heap) > 0 {
 		c := m.pop()
 		r := m.next[c.pos]
 		if toks[c.pos] != c.left || r < 0 || toks[r] != c.right {
 			continue // stale: one of the two tokens has merged since
 		}
+		rr := m.next[r]
+		if onMerge != nil {
+			onMerge(m.prev[c.pos], c.pos, r, rr, c.id)
+		}
 		toks[c.pos] = c.id
 		toks[r] = -1
-		rr := m.next[r]
 		m.next[c.pos] = rr
 		if rr >= 0 {
 			m.prev[rr] = c.pos
@@ -62,6 +78,10 @@ func (m *merger) run(toks []int32, pair pairFunc) []int32 {
 			m.push(toks, c.pos, rr, pair)
 		}
 	}
+}
+
+// compact returns the tokens left in the list, in order, in a prefix of toks.
+func (m *merger) compact(toks []int32) []int32 {
 	out := toks[:0]
 	for i := int32(0); i >= 0; i = m.next[i] {
 		out = append(out, toks[i])

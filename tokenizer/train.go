@@ -2,7 +2,9 @@ package tokenizer
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -11,12 +13,13 @@ import (
 //
 // Pre-tokenization is SentencePiece's: the text with its dummy-prefix space splits into words before
 // every space and every newline, so a word carries its leading space (or newline) and a piece never
-// spans two words. The characters of the text (every one, most frequent first, " " always) become
-// pieces as far as n allows; the others fall back to bytes. Then the most frequent adjacent pair of
-// pieces, counted over all words, merges into a new piece, again and again until the vocabulary has
-// n pieces; ties go to the pair of lower ids. The k-th merged piece scores -k and the characters score
-// below every merge, so Encode, merging the highest score first, segments each word exactly as the
-// trainer did: the trainer keeps every word in the form Encode gives it under the vocabulary so far.
+// spans two words; nor is a piece longer than MaxPieceChars characters. The characters of the text
+// (every one, most frequent first, " " always) become pieces as far as n allows; the others fall back
+// to bytes. Then the most frequent adjacent pair of pieces, counted over all words, merges into a new
+// piece, again and again until the vocabulary has n pieces; ties go to the pair of lower ids. The k-th
+// merged piece scores -k and the characters score below every merge, so Encode, merging the highest
+// score first, segments each word exactly as the trainer did: the trainer keeps every word in the form
+// Encode gives it under the vocabulary so far, updating only where the newest piece merges.
 //
 // Training is deterministic. It is an error when the text has fewer distinct pairs than n needs.
 func Train(text string, n int) (*Tokenizer, error) { return TrainProgress(text, n, nil) }
@@ -35,22 +38,45 @@ type trainer struct {
 	pieces   []string           // every piece by id, the reserved ones included
 	ids      map[string]int32   // text pieces (characters and merges) to id
 	rank     []int32            // merge number by id (-1 for characters and reserved pieces)
+	runes    []int32            // length of each piece in characters
 	nchars   int                // number of character pieces, ids NumReserved.. NumReserved+nchars-1
 	merges   map[uint64]int32   // adjacent pair of text pieces to the piece their concatenation is
 	prefixes map[string][]int32 // proper prefixes of merged pieces to the pieces
 	suffixes map[string][]int32 // proper suffixes of merged pieces to the pieces
 
-	words [][]int32 // each distinct word's tokens, as Encode gives them under the vocabulary so far
-	freq  []int64   // how often each word occurs
-	order []int32   // the words of the text, in order
-	pairs pairHeap  // weighted counts of adjacent pairs, most frequent on top
+	words [][]int32        // each distinct word's tokens, as Encode gives them under the vocabulary so far
+	freq  []int64          // how often each word occurs
+	index map[string]int32 // each distinct word (but the first) to its number
+	pairs pairHeap         // weighted counts of adjacent pairs, most frequent on top
 	m     merger
 }
 
+// MaxPieceChars bounds the length of a trained piece in characters, as SentencePiece's
+// max_piece_length does by default: longer pieces gain little and would make training quadratic
+// on a text that repeats a long word.
+const MaxPieceChars = 16
+
 func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
 
-// isBoundary reports whether a word starts at the character group g.
-func isBoundary(g string) bool { return g[0] == ' ' || g[0] == '\n' }
+// splitWords calls fn with the words of text in order: text splits before every space and newline. The
+// first word is the text before the first split (empty when text starts with a space or a newline); it
+// follows the dummy prefix.
+func splitWords(text string, fn func(w string, first bool)) {
+	end := wordEnd(text, 0)
+	fn(text[:end], true)
+	for pos := end; pos < len(text); pos = end {
+		end = wordEnd(text, pos+1)
+		fn(text[pos:end], false)
+	}
+}
+
+// wordEnd returns the index of the first space or newline in text from i on, or len(text).
+func wordEnd(text string, i int) int {
+	if k := strings.IndexAny(text[i:], " \n"); k >= 0 {
+		return i + k
+	}
+	return len(text)
+}
 
 // isChar reports whether the character group g is one valid UTF-8 code point.
 func isChar(g string) bool {
@@ -72,44 +98,33 @@ func train(text string, n int, progress func(pieces, n int)) (*trainer, error) {
 	}
 	for range tr.pieces {
 		tr.rank = append(tr.rank, -1)
+		tr.runes = append(tr.runes, MaxPieceChars) // never part of a pair
 	}
 
-	// Words: the first one starts with the dummy prefix, a space of its own (run.c groups it apart
-	// from the bytes after it), so it is kept apart from any equal-looking word later in the text.
-	index := map[string]int32{}
-	var groups [][]string // each distinct word's character groups
-	charFreq := map[string]int64{" ": 0}
-	addWord := func(w string, gs []string, first bool) {
-		id, ok := index[w]
+	// Words: the first one follows the dummy prefix, a space of its own (run.c groups it apart from
+	// the bytes after it), so it is kept apart from any equal-looking word later in the text.
+	var words []string
+	tr.index = map[string]int32{}
+	splitWords(text, func(w string, first bool) {
+		id, ok := tr.index[w]
 		if !ok || first {
-			id = int32(len(groups))
-			groups = append(groups, gs)
+			id = int32(len(words))
+			words = append(words, w)
 			tr.freq = append(tr.freq, 0)
 			if !first {
-				index[w] = id
+				tr.index[w] = id
 			}
 		}
 		tr.freq[id]++
-		tr.order = append(tr.order, id)
-	}
-	gs := []string{" "}
-	start, first := 0, true
-	for i := 0; i < len(text); {
-		j := nextGroup(text, i)
-		g := text[i:j]
-		if isBoundary(g) && len(gs) > 0 {
-			addWord(text[start:i], gs, first)
-			gs, start, first = nil, i, false
-		}
-		gs = append(gs, g)
-		i = j
-	}
-	addWord(text[start:], gs, first)
-	for id, gs := range groups {
-		for _, g := range gs {
-			if isChar(g) {
+	})
+	charFreq := map[string]int64{" ": 1} // the dummy prefix
+	for id, w := range words {
+		for i := 0; i < len(w); {
+			j := nextGroup(w, i)
+			if g := w[i:j]; isChar(g) {
 				charFreq[g] += tr.freq[id]
 			}
+			i = j
 		}
 	}
 
@@ -133,29 +148,38 @@ func train(text string, n int, progress func(pieces, n int)) (*trainer, error) {
 		tr.ids[c] = int32(len(tr.pieces))
 		tr.pieces = append(tr.pieces, c)
 		tr.rank = append(tr.rank, -1)
+		tr.runes = append(tr.runes, 1)
 	}
 	tr.nchars = len(chars)
 
-	tr.words = make([][]int32, len(groups))
-	for w, gs := range groups {
+	tr.words = make([][]int32, len(words))
+	for id, w := range words {
 		var toks []int32
-		for _, g := range gs {
-			if id, ok := tr.ids[g]; ok {
-				toks = append(toks, id)
+		if id == 0 {
+			toks = append(toks, tr.ids[" "])
+		}
+		for i := 0; i < len(w); {
+			j := nextGroup(w, i)
+			if c, ok := tr.ids[w[i:j]]; ok {
+				toks = append(toks, c)
 			} else {
-				for k := 0; k < len(g); k++ {
-					toks = append(toks, byteBase+int32(g[k]))
+				for k := i; k < j; k++ {
+					toks = append(toks, byteBase+int32(w[k]))
 				}
 			}
+			i = j
 		}
-		tr.words[w] = toks
-		tr.countPairs(int32(w), toks, +1, true)
+		tr.words[id] = toks
+		for i := 0; i+1 < len(toks); i++ {
+			tr.count(int32(id), toks[i], toks[i+1], tr.freq[id])
+		}
 	}
 
 	if progress != nil {
 		progress(len(tr.pieces), n)
 	}
 	var affected []int32
+	var keys []uint64
 	stamp := make([]int32, len(tr.words))
 	for step := int32(1); len(tr.pieces) < n; step++ {
 		slot, count := tr.pairs.top()
@@ -169,13 +193,17 @@ func train(text string, n int, progress func(pieces, n int)) (*trainer, error) {
 			return nil, fmt.Errorf("tokenizer: internal error: pair %q+%q is counted but merges already", tr.pieces[int32(key>>32)], tr.pieces[int32(uint32(key))])
 		}
 		affected = tr.add(piece, affected[:0])
+		keys = keys[:0]
+		for _, s := range affected {
+			keys = append(keys, tr.pairs.key[s])
+		}
 		for _, s := range affected {
 			for _, w := range tr.pairs.occ[s] {
 				if stamp[w] == step {
 					continue
 				}
 				stamp[w] = step
-				tr.update(w)
+				tr.update(w, keys)
 			}
 			tr.pairs.occ[s] = nil // every occurrence has merged: the pair never forms again
 		}
@@ -203,6 +231,7 @@ func (tr *trainer) add(piece string, affected []int32) []int32 {
 	tr.ids[piece] = p
 	tr.pieces = append(tr.pieces, piece)
 	tr.rank = append(tr.rank, int32(len(tr.pieces)-NumReserved-tr.nchars-1))
+	tr.runes = append(tr.runes, int32(utf8.RuneCountInString(piece)))
 	for k := 1; k < len(piece); k++ {
 		x, okx := tr.ids[piece[:k]]
 		y, oky := tr.ids[piece[k:]]
@@ -232,17 +261,37 @@ func (tr *trainer) add(piece string, affected []int32) []int32 {
 	return affected
 }
 
-// update brings word w to the form Encode gives it under the vocabulary so far and moves its pair
-// counts along.
-func (tr *trainer) update(w int32) {
-	old := tr.words[w]
-	toks := tr.m.run(append([]int32(nil), old...), tr.pair)
-	if len(toks) == len(old) {
-		return // a stale occurrence: the word no longer holds the pair
+// update brings word w to the form Encode gives it under the vocabulary so far, given the pairs (keys)
+// that merge into the newest piece: before it, no pair of the word merged, so the merging starts at
+// their occurrences. Pair counts change where merges happen.
+func (tr *trainer) update(w int32, keys []uint64) {
+	toks := tr.words[w]
+	if len(toks) < 2 {
+		return
 	}
-	tr.countPairs(w, old, -1, false)
-	tr.countPairs(w, toks, +1, true)
-	tr.words[w] = toks
+	m := &tr.m
+	m.link(len(toks))
+	for i := 0; i+1 < len(toks); i++ {
+		if k := pairKey(toks[i], toks[i+1]); slices.Contains(keys, k) {
+			m.push(toks, int32(i), int32(i+1), tr.pair)
+		}
+	}
+	if len(m.heap) == 0 {
+		return // a stale occurrence: the word no longer holds the pairs
+	}
+	f := tr.freq[w]
+	m.loop(toks, tr.pair, func(p, l, r, rr, id int32) {
+		if p >= 0 {
+			tr.count(w, toks[p], toks[l], -f)
+			tr.count(w, toks[p], id, f)
+		}
+		tr.count(w, toks[l], toks[r], -f)
+		if rr >= 0 {
+			tr.count(w, toks[r], toks[rr], -f)
+			tr.count(w, id, toks[rr], f)
+		}
+	})
+	tr.words[w] = m.compact(toks)
 }
 
 // pair is the trainer's merge rule, the encoder's for the vocabulary so far: the later a piece was
@@ -255,19 +304,16 @@ func (tr *trainer) pair(a, b int32) (int32, float32, bool) {
 	return id, -float32(tr.rank[id]), true
 }
 
-// countPairs adds sign times word w's frequency to the count of each adjacent pair of text pieces in
-// toks; with record it also notes that w holds them.
-func (tr *trainer) countPairs(w int32, toks []int32, sign int64, record bool) {
-	f := sign * tr.freq[w]
-	for i := 0; i+1 < len(toks); i++ {
-		a, b := toks[i], toks[i+1]
-		if a < NumReserved || b < NumReserved {
-			continue // byte pieces never merge
-		}
-		s := tr.pairs.add(pairKey(a, b), f)
-		if record {
-			tr.pairs.occ[s] = append(tr.pairs.occ[s], w)
-		}
+// count adds delta to the count of the pair a, b, of word w, when both are text pieces (byte pieces never
+// merge) and their concatenation is at most MaxPieceChars long; when the count grows it also notes that
+// w holds the pair.
+func (tr *trainer) count(w, a, b int32, delta int64) {
+	if a < NumReserved || b < NumReserved || tr.runes[a]+tr.runes[b] > MaxPieceChars {
+		return
+	}
+	s := tr.pairs.add(pairKey(a, b), delta)
+	if delta > 0 {
+		tr.pairs.occ[s] = append(tr.pairs.occ[s], w)
 	}
 }
 
@@ -286,13 +332,17 @@ func (tr *trainer) tokenizer() (*Tokenizer, error) {
 	return New(tr.pieces, scores)
 }
 
-// segmentation returns the trainer's tokens of the whole text: its words' tokens in order.
-func (tr *trainer) segmentation() []int {
+// segmentation returns the trainer's tokens of text, the text it trained on: its words' tokens in order.
+func (tr *trainer) segmentation(text string) []int {
 	var out []int
-	for _, w := range tr.order {
-		for _, id := range tr.words[w] {
-			out = append(out, int(id))
+	splitWords(text, func(w string, first bool) {
+		id := int32(0)
+		if !first {
+			id = tr.index[w]
 		}
-	}
+		for _, t := range tr.words[id] {
+			out = append(out, int(t))
+		}
+	})
 	return out
 }

@@ -4,7 +4,9 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // opticks returns the text of data/Isaac.Newton-Opticks.txt.
@@ -34,7 +36,7 @@ func TestTrainSegmentation(t *testing.T) {
 		if tok.VocabSize() != n {
 			t.Fatalf("n=%d: vocabulary of %d pieces", n, tok.VocabSize())
 		}
-		want := tr.segmentation()
+		want := tr.segmentation(text)
 		got := tok.Encode(text, false, false)
 		if !slices.Equal(got, want) {
 			i := 0
@@ -52,3 +54,30 @@ func TestTrainSegmentation(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestTrainPieceLength: a long word repeated many times merges only up to MaxPieceChars characters, and
+// Encode still reproduces the trainer's segmentation.
+func TestTrainPieceLength(t *testing.T) {
+	text := strings.Repeat("Newton's-Refrangibility-of-the-Rays-of-Light ", 500) + strings.Repeat("é", 300)
+	tr, err := train(text, 320, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tr.tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := 0
+	for id := NumReserved; id < tok.VocabSize(); id++ {
+		longest = max(longest, utf8.RuneCountInString(tok.Piece(id)))
+	}
+	if longest != MaxPieceChars {
+		t.Errorf("longest piece has %d characters, want %d", longest, MaxPieceChars)
+	}
+	if !slices.Equal(tok.Encode(text, false, false), tr.segmentation(text)) {
+		t.Error("Encode differs from the trainer's segmentation")
+	}
+	if _, err := Train(strings.Repeat("ab", 10), 300); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("a text too small for n: %v", err)
+	}
+}
