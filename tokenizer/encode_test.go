@@ -248,3 +248,29 @@ func TestRoundTripCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeConcurrent encodes from several goroutines with one Tokenizer (run with -race).
+func TestEncodeConcurrent(t *testing.T) {
+	tok, err := Load("testdata/sp_slice.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("The Rays of Light are refracted; ", 50)
+	want := tok.Encode(text, true, true)
+	errs := make(chan string, 4)
+	for range 4 {
+		go func() {
+			got := tok.Encode(text, true, true)
+			if !slices.Equal(got, want) {
+				errs <- "concurrent Encode differs"
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range 4 {
+		if e := <-errs; e != "" {
+			t.Fatal(e)
+		}
+	}
+}

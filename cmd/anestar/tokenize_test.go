@@ -105,3 +105,22 @@ func TestTokenizeUsage(t *testing.T) {
 		t.Errorf("--help: code %d\n%s", code, out)
 	}
 }
+
+func TestLineProgress(t *testing.T) {
+	var b strings.Builder
+	p := newLineProgress(&b, true)
+	p.interval = 0
+	p.show("encoding: %d%%", 50)
+	p.show("encoding: %d%%", 75)
+	p.clear()
+	if got := b.String(); got != "encoding: 50%\nencoding: 75%\n" {
+		t.Errorf("progress lines %q", got)
+	}
+	b.Reset()
+	off := newLineProgress(&b, false)
+	off.interval = 0
+	off.show("x")
+	if b.Len() != 0 {
+		t.Errorf("a small input shows progress: %q", b.String())
+	}
+}
