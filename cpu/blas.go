@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,7 +15,7 @@ import (
 // Every implementation validates its arguments the same way and passes the
 // same conformance test.
 type BLAS interface {
-	// Name is the implementation's name: "accelerate", "openblas" or "gonum".
+	// Name is the implementation's name: "accelerate", "openblas", "gonum" or "reference".
 	Name() string
 	// Sgemm computes C = alpha*op(A)*op(B) + beta*C on row-major matrices;
 	// see the package function Sgemm.
@@ -23,7 +24,8 @@ type BLAS interface {
 }
 
 // BLASEnv is the environment variable that forces one implementation
-// (accelerate, openblas or gonum); empty or "auto" picks the first that loads.
+// (accelerate, openblas, gonum or reference); empty or "auto" picks the first
+// of accelerate, openblas and gonum that loads.
 const BLASEnv = "ANESTAR_BLAS"
 
 // blasOrder lists the implementations in the order "auto" tries them.
@@ -38,6 +40,7 @@ type sgemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32
 // has them, its thread controls.
 type library struct {
 	name       string      // implementation name
+	info       BLASInfo    // what it is, for reports
 	sgemm      sgemmFunc   // raw sgemm, arguments validated by Sgemm
 	setThreads func(n int) // sets the library's thread count; nil when it has none
 	threads    func() int  // reports the library's thread count; nil when it has none
@@ -152,7 +155,8 @@ func checkMatrix(name string, rows, cols int, s []float32, ld int) error {
 
 // loaders opens each implementation this build knows, by name.
 var loaders = map[string]func() (*library, error){
-	"gonum": loadGonum,
+	"gonum":       loadGonum,
+	ReferenceBLAS: loadReference,
 }
 
 // loaded caches each implementation's first load result.
@@ -180,11 +184,17 @@ func loadLibrary(name string) (*library, error) {
 	load, ok := loaders[name]
 	if !ok {
 		if !isBLASName(name) {
-			return nil, fmt.Errorf("cpu: unknown BLAS %q (want %s or auto)", name, strings.Join(blasOrder, ", "))
+			return nil, fmt.Errorf("cpu: unknown BLAS %q (want %s, %s or auto)", name, strings.Join(blasOrder, ", "), ReferenceBLAS)
 		}
 		return nil, fmt.Errorf("cpu: BLAS %q is not available in this build", name)
 	}
-	lib, err := load()
+	var lib *library
+	var err error
+	if name == "gonum" || name == ReferenceBLAS { // pure Go: gonum is the fallback
+		lib, err = load()
+	} else {
+		lib, err = loadVerified(name, load)
+	}
 	if err != nil {
 		err = fmt.Errorf("cpu: loading BLAS %q: %w", name, err)
 	}
@@ -193,12 +203,7 @@ func loadLibrary(name string) (*library, error) {
 }
 
 func isBLASName(name string) bool {
-	for _, n := range blasOrder {
-		if n == name {
-			return true
-		}
-	}
-	return false
+	return name == ReferenceBLAS || slices.Contains(blasOrder, name)
 }
 
 // selection is the current implementation, or why there is none.
@@ -223,6 +228,9 @@ func choose(name string) selection {
 	for _, n := range blasOrder {
 		lib, err := loadLibrary(n)
 		if err == nil {
+			for _, e := range errs {
+				warnFallback(e, n)
+			}
 			return selection{lib: lib}
 		}
 		errs = append(errs, err)
