@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"github.com/anestar/anestar/internal/atomicfile"
 )
 
 // A FormatError is a defect in a tokenizer.bin file: where it is and what is wrong.
@@ -130,13 +132,13 @@ func (t *Tokenizer) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Save writes t to path as tokenizer.bin.
+// Save writes t to path as tokenizer.bin, atomically: a crash leaves the old file or the new one.
 func (t *Tokenizer) Save(path string) error {
 	data, err := t.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("tokenizer: %v", err)
 	}
 	return nil

@@ -3,7 +3,8 @@ package tokenizer
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
+
+	"github.com/anestar/anestar/internal/atomicfile"
 )
 
 // MaxTokenFileVocab is the largest vocabulary whose ids fit a uint16 token file.
@@ -31,13 +32,13 @@ func AppendTokens(dst []byte, ids []int, vocabSize int) ([]byte, error) {
 	return dst, nil
 }
 
-// SaveTokens writes ids to path as a token file (little-endian uint16, no header).
+// SaveTokens writes ids to path as a token file (little-endian uint16, no header), atomically.
 func SaveTokens(path string, ids []int, vocabSize int) error {
 	data, err := AppendTokens(make([]byte, 0, 2*len(ids)), ids, vocabSize)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("tokenizer: %v", err)
 	}
 	return nil
