@@ -22,10 +22,12 @@
 // # Training
 //
 // Train learns a vocabulary of N pieces (N counts the 259 reserved ones) from a text: words split
-// before spaces and newlines, every character a piece, then greedy merges of the most frequent pair.
-// Scores make Encode reproduce the trainer's segmentation exactly, so a trained tokenizer.bin works in
-// llama2.c too. On Newton's Opticks it takes as long as SentencePiece's trainer, and its vocabularies
-// encode the book in 0.88 to 1.00 times as many tokens as SentencePiece's of the same size.
+// before spaces and newlines, every character a piece, then greedy merges of the most frequent pair
+// into pieces of up to MaxPieceChars characters. Scores make Encode reproduce the trainer's
+// segmentation exactly, so a trained tokenizer.bin works in llama2.c too. On Newton's Opticks it
+// trains in about the time SentencePiece's trainer takes (BenchmarkTrain, testdata/time_sentencepiece.py),
+// and its vocabularies of 512, 1024 and 4096 pieces encode the book in 0.997, 0.968 and 0.882 times as
+// many tokens as SentencePiece's (TestTrainQuality).
 //
 // # Token files
 //

@@ -139,7 +139,7 @@ func train(text string, n int, progress func(pieces, n int)) (*trainer, error) {
 	})
 	if room := n - NumReserved; len(chars) > room {
 		keep := chars[:room]
-		if !contains(keep, " ") {
+		if !slices.Contains(keep, " ") {
 			keep[room-1] = " "
 		}
 		chars = keep
@@ -212,15 +212,6 @@ func train(text string, n int, progress func(pieces, n int)) (*trainer, error) {
 		}
 	}
 	return tr, nil
-}
-
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // add makes piece a new merged piece and appends to affected the slots of the counted pairs that now
