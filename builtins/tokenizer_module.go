@@ -205,7 +205,7 @@ func tokReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
 		return nil, err
 	}
-	ids, err := tokenizer.LoadTokens(path, min(t.VocabSize(), tokenizer.MaxTokenFileVocab))
+	ids, err := tokenizer.LoadTokens(path, t.VocabSize())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
 	}
