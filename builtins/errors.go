@@ -51,3 +51,18 @@ func fail(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs [
 	}
 	return nil, nameErr(b.Name(), errors.New(msg.String()))
 }
+
+// prefixTrimmed is an error whose message drops a prefix of its cause's (a package's own name, which
+// the builtin's name replaces); it unwraps to the cause.
+type prefixTrimmed struct {
+	err error
+	msg string
+}
+
+func (e *prefixTrimmed) Error() string { return e.msg }
+func (e *prefixTrimmed) Unwrap() error { return e.err }
+
+// trimPrefix returns err with prefix dropped from its message, still wrapping err.
+func trimPrefix(err error, prefix string) error {
+	return &prefixTrimmed{err: err, msg: strings.TrimPrefix(err.Error(), prefix)}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ckpt"
 	"github.com/anestar/anestar/mil"
+	"github.com/anestar/anestar/tokenizer"
 	"go.starlark.net/starlark"
 )
 
@@ -34,6 +35,8 @@ k = ane.compile(p)
 			func(err error) bool { var el mil.ErrorList; return errors.As(err, &el) && len(el) > 0 }},
 		{"ckpt.FormatError", `ckpt.read(` + starlark.String(bad).String() + `)`, "ckpt.read",
 			func(err error) bool { var fe *ckpt.FormatError; return errors.As(err, &fe) }},
+		{"tokenizer.FormatError", `tokenizer.read(` + starlark.String(bad).String() + `)`, "tokenizer.read",
+			func(err error) bool { var fe *tokenizer.FormatError; return errors.As(err, &fe) }},
 		{"ane.ErrClosed", kernel + "k.close()\nk.eval()\n", "kernel.eval",
 			func(err error) bool { return errors.Is(err, ane.ErrClosed) }},
 	} {
