@@ -18,6 +18,7 @@ const (
 	stepCounter  = "step"        // state/step: the next step to run
 	optimCounter = "optim_steps" // state/optim_steps: the optimizer's update count
 	runRNG       = "run"         // rng/run: the run's generator (tensor.seed)
+	gradSlot     = "grad"        // optim/NAME/grad: gradients accumulated in an unfinished optimizer window
 )
 
 // ckptSaveState implements ckpt.save_state: the script says what to save, package ckpt lays it out.
@@ -25,12 +26,13 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 	var path string
 	var weights *starlark.Dict
 	var optV starlark.Value = starlark.None
+	var gradsV starlark.Value = starlark.None
 	var step int64
 	times, meta := starlark.NewDict(0), starlark.NewDict(0)
 	var structural starlark.Iterable = starlark.NewList(nil)
 	keep := 0
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "weights", &weights, "optim?", &optV,
-		"step?", &step, "times?", &times, "meta?", &meta, "structural?", &structural, "keep?", &keep); err != nil {
+		"grads?", &gradsV, "step?", &step, "times?", &times, "meta?", &meta, "structural?", &structural, "keep?", &keep); err != nil {
 		return nil, err
 	}
 	st := &ckpt.State{
@@ -73,6 +75,33 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 			st.Optim[k] = slots
 		}
 		st.Counters[optimCounter] = int64(o.steps())
+	}
+	grads, err := optionalDict(b.Name(), "grads", gradsV)
+	if err != nil {
+		return nil, err
+	}
+	if grads != nil {
+		gkeys, gvals, err := dictItems(b.Name(), "grads", grads)
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range gkeys {
+			t, ok := gvals[i].(*Tensor)
+			if !ok {
+				return nil, fmt.Errorf("%s: grads[%q]: got %s, want tensor", b.Name(), k, gvals[i].Type())
+			}
+			if _, ok := st.Params[k]; !ok {
+				return nil, fmt.Errorf("%s: grads[%q]: no weight of that name", b.Name(), k)
+			}
+			ct, err := s.ckptTensor(b.Name(), "grads["+k+"]", t)
+			if err != nil {
+				return nil, err
+			}
+			if st.Optim[k] == nil {
+				st.Optim[k] = map[string]ckpt.Tensor{}
+			}
+			st.Optim[k][gradSlot] = ct
+		}
 	}
 	raw, err := s.rng.src.MarshalBinary()
 	if err != nil {
@@ -166,7 +195,12 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 	var path string
 	var weights *starlark.Dict
 	var optV starlark.Value = starlark.None
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "weights", &weights, "optim?", &optV); err != nil {
+	var gradsV starlark.Value = starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "weights", &weights, "optim?", &optV, "grads?", &gradsV); err != nil {
+		return nil, err
+	}
+	grads, err := optionalDict(b.Name(), "grads", gradsV)
+	if err != nil {
 		return nil, err
 	}
 	fail := func(format string, a ...any) error {
@@ -265,6 +299,33 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 			news[k] = ns
 		}
 	}
+	// Gradients of an unfinished window: restored when saved, else zeroed.
+	restoredGrads := false
+	if grads != nil {
+		gkeys, gvals, err := dictItems(b.Name(), "grads", grads)
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range gkeys {
+			t, ok := gvals[i].(*Tensor)
+			if !ok {
+				return nil, fmt.Errorf("%s: grads[%q]: got %s, want tensor", b.Name(), k, gvals[i].Type())
+			}
+			name := ckpt.OptimPrefix + k + "/" + gradSlot
+			ct, ok := st.Optim[k][gradSlot]
+			if !ok {
+				if err := t.writable(b.Name()); err != nil {
+					return nil, err
+				}
+				todo = append(todo, restore{t, make([]float32, len(t.data))})
+				continue
+			}
+			restoredGrads = true
+			if err := take(name, ct, t, "gradient "+k); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// Decode the metadata before restoring, too.
 	meta := starlark.NewDict(len(st.Meta))
 	for _, k := range sortedKeys(st.Meta) {
@@ -313,6 +374,7 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 		"params":     params,
 		"structural": starlark.NewList(structural),
 		"meta":       meta,
+		"grads":      starlark.Bool(restoredGrads),
 	}), nil
 }
 
@@ -326,4 +388,15 @@ func names(m map[string]ckpt.Tensor, prefix string) string {
 		out = append(out, prefix+k)
 	}
 	return strings.Join(out, ", ")
+}
+
+// optionalDict returns v as a dict, or nil for None.
+func optionalDict(fn, what string, v starlark.Value) (*starlark.Dict, error) {
+	switch v := v.(type) {
+	case starlark.NoneType:
+		return nil, nil
+	case *starlark.Dict:
+		return v, nil
+	}
+	return nil, fmt.Errorf("%s: %s: got %s, want a dict or None", fn, what, v.Type())
 }

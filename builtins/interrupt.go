@@ -1,10 +1,15 @@
 package builtins
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"go.starlark.net/starlark"
 )
+
+// ErrInterrupted is wrapped by the error of a builtin that refuses to go on after a stop request
+// (process.exec does not restart an interrupted run).
+var ErrInterrupted = errors.New("the run was interrupted")
 
 // Stop is how a host asks a running script to stop at its next safe point, for the first Ctrl-C
 // or SIGTERM: a script that polls process.interrupted() at the end of each step sees the request,

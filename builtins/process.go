@@ -111,7 +111,7 @@ func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	if s.cfg.Stop != nil && s.cfg.Stop.Requested() {
-		return nil, fmt.Errorf("%s: the run was interrupted: not restarting (the checkpoint saved before this call resumes it)", b.Name())
+		return nil, fmt.Errorf("%s: %w: not restarting (the checkpoint saved before this call resumes it)", b.Name(), ErrInterrupted)
 	}
 	if s.cfg.DryRun {
 		return nil, fmt.Errorf("%s: dry run: a dry run does not restart; stop before restarting when process.dry_run is True", b.Name())

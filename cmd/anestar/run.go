@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
@@ -92,10 +91,10 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	in := watchInterrupts(stderr)
+	defer in.release()
 	argv := append([]string{"run"}, args...)
-	res, err := builtins.Run(ctx, builtins.Config{
+	res, err := builtins.Run(in.ctx, builtins.Config{
 		Script:   script,
 		Backend:  backend,
 		Params:   overrides,
@@ -106,6 +105,8 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		Quiet:    o.quiet,
 		Terminal: isTerminal(stdout),
 		Argv:     argv,
+		Stop:     in.stop,
+		Warn:     stderr,
 		Exec: func(argv []string) error {
 			if o.cpuprofile != "" {
 				pprof.StopCPUProfile()
@@ -114,13 +115,15 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		},
 	})
 	switch {
+	case in.signal() != nil:
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, builtins.ErrInterrupted) {
+			reportError(stderr, err) // the script failed while stopping: say why
+		}
+		return in.report(stderr, res)
 	case err == nil && res.Exec != nil:
 		return exitOK // only when execProgram returned without replacing the process (tests)
 	case err == nil:
 		return exitOK
-	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "anestar: interrupted\n")
-		return exitInterrupted
 	}
 	reportError(stderr, err)
 	return exitError
@@ -231,7 +234,7 @@ func knownBackend(name string) bool {
 // runUsage prints the usage and the flags.
 func runUsage(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "Usage: anestar SCRIPT.star [flags] [args]\n       anestar run SCRIPT.star [flags] [args]\n\n")
-	fmt.Fprintf(w, "Runs a Starlark training script. Exit codes: 0 success, 1 script error, 2 usage error, 130 interrupted.\n\nFlags:\n")
+	fmt.Fprintf(w, "Runs a Starlark training script. Exit codes: 0 success, 1 script error, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM).\n\nFlags:\n")
 	fmt.Fprint(w, flagUsages(fs))
 }
 

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/anestar/anestar/builtins"
+	"github.com/anestar/anestar/ckpt"
+)
+
+// exitTerminated is the exit code after SIGTERM (128 + 15), as exitInterrupted is after SIGINT.
+const exitTerminated = 143
+
+// interrupts turns the first SIGINT or SIGTERM into a stop request that a script sees through
+// process.interrupted() (or, for a script that never polls it, a cancelled context), and the
+// second into an immediate exit that first removes the temporary file of a save in progress.
+type interrupts struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	stop   *builtins.Stop
+	ch     chan os.Signal
+	mu     sync.Mutex
+	first  os.Signal // nil until a signal arrives
+	done   chan struct{}
+}
+
+// exitNow is os.Exit; a variable for tests.
+var exitNow = os.Exit
+
+// watchInterrupts starts handling SIGINT and SIGTERM; call release when the run ends.
+func watchInterrupts(stderr io.Writer) *interrupts {
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &interrupts{ctx: ctx, cancel: cancel, stop: &builtins.Stop{}, ch: make(chan os.Signal, 2), done: make(chan struct{})}
+	signal.Notify(in.ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		var sig os.Signal
+		select {
+		case sig = <-in.ch:
+		case <-in.done:
+			return
+		}
+		in.mu.Lock()
+		in.first = sig
+		in.mu.Unlock()
+		if in.stop.Request() {
+			fmt.Fprintf(stderr, "\nanestar: %s: stopping at the end of this step to save a checkpoint (again to exit at once)\n", sigName(sig))
+		} else {
+			in.cancel()
+		}
+		select {
+		case sig2 := <-in.ch:
+			ckpt.RemoveTemps()
+			fmt.Fprintf(stderr, "\nanestar: %s again: exiting at once; nothing saved since the last checkpoint\n", sigName(sig2))
+			exitNow(exitCode(sig))
+		case <-in.done:
+		}
+	}()
+	return in
+}
+
+// signal returns the first signal received, or nil.
+func (in *interrupts) signal() os.Signal {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.first
+}
+
+// release stops the handling.
+func (in *interrupts) release() {
+	signal.Stop(in.ch)
+	close(in.done)
+	in.cancel()
+}
+
+// report writes the line that ends an interrupted run, naming the checkpoint it saved, and
+// returns the exit code.
+func (in *interrupts) report(stderr io.Writer, res *builtins.Result) int {
+	sig := in.signal()
+	switch {
+	case res != nil && res.Checkpoint != "":
+		fmt.Fprintf(stderr, "anestar: interrupted (%s); checkpoint at %s (step %d): continue with --resume\n", sigName(sig), res.Checkpoint, res.CheckpointStep)
+	default:
+		fmt.Fprintf(stderr, "anestar: interrupted (%s); no checkpoint was saved by this run\n", sigName(sig))
+	}
+	return exitCode(sig)
+}
+
+func sigName(sig os.Signal) string {
+	if sig == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+func exitCode(sig os.Signal) int {
+	if sig == syscall.SIGTERM {
+		return exitTerminated
+	}
+	return exitInterrupted
+}
