@@ -2,14 +2,21 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/anestar/anestar/ckpt"
 )
 
 // TestMain lets the tests run this test binary as the anestar command itself (see runAsCommand).
@@ -73,4 +80,182 @@ func TestInterruptExits130(t *testing.T) {
 		t.Errorf("stderr does not say interrupted:\n%s", stderr.String())
 	}
 	t.Logf("stopped %v after SIGINT", time.Since(sent).Round(time.Millisecond))
+}
+
+// trainLayer is the path of the main script from this package's folder.
+const trainLayer = "../../scripts/train_layer.star"
+
+// smallLayer is a train_layer.star configuration that runs many fast steps.
+func smallLayer(dir string, steps int, extra ...string) []string {
+	args := []string{trainLayer, "--set", "dim=32", "--set", "hidden=64", "--set", "heads=4", "--set", "seq=16",
+		"--set", "accum=7", "--set", "ckpt_every=1000000", "--set", fmt.Sprintf("steps=%d", steps),
+		"--set", fmt.Sprintf("ckpt=%q", filepath.Join(dir, "c.safetensors")),
+		"--set", fmt.Sprintf("metrics=%q", filepath.Join(dir, "m.jsonl"))}
+	return append(args, extra...)
+}
+
+// startAndSignal runs args, waits for the first line of stdout that contains ready, sends sig
+// (twice when twice), and returns the exit code, stdout and stderr.
+func startAndSignal(t *testing.T, args []string, ready string, sig os.Signal, twice bool) (int, string, string) {
+	t.Helper()
+	cmd := runAsCommand(args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var stdout strings.Builder
+	sc := bufio.NewScanner(out)
+	signalled := false
+	for sc.Scan() {
+		stdout.WriteString(sc.Text() + "\n")
+		if !signalled && strings.Contains(sc.Text(), ready) {
+			signalled = true
+			cmd.Process.Signal(sig)
+			if twice {
+				time.Sleep(20 * time.Millisecond)
+				cmd.Process.Signal(sig)
+			}
+		}
+	}
+	err = cmd.Wait()
+	if !signalled {
+		t.Fatalf("never saw %q; stdout:\n%s\nstderr:\n%s", ready, stdout.String(), stderr.String())
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+// metricSteps returns the step of each line of a metrics file, in order.
+func metricSteps(t *testing.T, path string) []int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []int
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec struct{ Step int }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%s: %q: %v", path, line, err)
+		}
+		steps = append(steps, rec.Step)
+	}
+	return steps
+}
+
+// TestInterruptSavesAndResumesExactly interrupts train_layer.star (SIGINT, then SIGTERM in a second
+// trial) inside an optimizer window, checks the exit code and the line naming the checkpoint, resumes
+// to a final step, and checks that the checkpoint is bit for bit that of a run that never stopped and
+// that the metrics file holds every step once.
+func TestInterruptSavesAndResumesExactly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs train_layer.star several times")
+	}
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		dir := t.TempDir()
+		code, _, stderr := startAndSignal(t, smallLayer(dir, 1000000), "[batch", sig, false)
+		want := exitInterrupted
+		if sig == syscall.SIGTERM {
+			want = exitTerminated
+		}
+		if code != want || !strings.Contains(stderr, "checkpoint at "+filepath.Join(dir, "c.safetensors")) {
+			t.Fatalf("%v: exit %d, want %d; stderr:\n%s", sig, code, want, stderr)
+		}
+		st, err := ckpt.LoadState(filepath.Join(dir, "c.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := int(st.Counters["step"])
+		final := stopped + 10
+		var sout, serr strings.Builder
+		resume := runAsCommand(append(smallLayer(dir, final), "--resume")...)
+		resume.Stdout, resume.Stderr = &sout, &serr
+		if err := resume.Run(); err != nil {
+			t.Fatalf("resume: %v\n%s", err, serr.String())
+		}
+		straight := t.TempDir()
+		whole := runAsCommand(smallLayer(straight, final)...)
+		if out, err := whole.CombinedOutput(); err != nil {
+			t.Fatalf("straight run: %v\n%s", err, out)
+		}
+		a, err := ckpt.Load(filepath.Join(dir, "c.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ckpt.Load(filepath.Join(straight, "c.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, tb := range b.Tensors {
+			if ta, ok := a.Tensors[name]; !ok || !bytes.Equal(ta.Data, tb.Data) {
+				t.Errorf("%v at step %d: tensor %s differs from the run that never stopped", sig, stopped, name)
+			}
+		}
+		if len(a.Tensors) != len(b.Tensors) {
+			t.Errorf("%d tensors, the straight run's checkpoint %d", len(a.Tensors), len(b.Tensors))
+		}
+		steps := metricSteps(t, filepath.Join(dir, "m.jsonl"))
+		for i, s := range steps {
+			if s != i {
+				t.Fatalf("metrics line %d holds step %d; every step once, in order, wanted (%d lines, %d steps)", i+1, s, len(steps), final)
+			}
+		}
+		if len(steps) != final {
+			t.Errorf("%d metrics lines, want %d", len(steps), final)
+		}
+		t.Logf("%v at step %d (accum 7), resumed to %d: identical", sig, stopped, final)
+	}
+}
+
+// TestSecondSignalExitsAtOnce sends SIGINT twice: the run ends at once with 130, and no temporary
+// checkpoint file is left.
+func TestSecondSignalExitsAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs train_layer.star")
+	}
+	dir := t.TempDir()
+	code, _, stderr := startAndSignal(t, smallLayer(dir, 1000000), "[batch", os.Interrupt, true)
+	if code != exitInterrupted || !strings.Contains(stderr, "exiting at once") {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(tmp) > 0 {
+		t.Errorf("left %v", tmp)
+	}
+}
+
+// TestSecondRunOnCheckpointFails starts a run, then a second on the same checkpoint, which must fail
+// at once naming the first one's pid; the lock survives the first run's process.exec restarts.
+func TestSecondRunOnCheckpointFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs train_layer.star")
+	}
+	dir := t.TempDir()
+	first := runAsCommand(smallLayer(dir, 1000000, "--set", "max_compiles=11")...)
+	out, _ := first.StdoutPipe()
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Wait()
+	defer first.Process.Kill()
+	sc := bufio.NewScanner(out)
+	restarts := 0
+	for sc.Scan() && restarts < 2 {
+		if strings.HasPrefix(sc.Text(), "[restart") {
+			restarts++
+		}
+	}
+	go io.Copy(io.Discard, out)
+	second := runAsCommand(smallLayer(dir, 10)...)
+	msg, err := second.CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), fmt.Sprintf("pid %d", first.Process.Pid)) {
+		t.Fatalf("second run: %v\n%s", err, msg)
+	}
 }
