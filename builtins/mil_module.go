@@ -60,6 +60,7 @@ var programType = &typeDef{
 		{sig: "op(kind, name = \"\", **args)", doc: "Adds an op of any kind by name, as the op methods do.", fn: progOp},
 		{sig: "output(*vars)", doc: "Adds vars to main's results, in order.", fn: progOutput},
 		{sig: "text()", doc: "Checks the program and returns its MIL text.", fn: progText},
+		{sig: "save(dir)", doc: "Checks the program and writes it with its weights as a model directory: DIR/model.mil and the weight files under DIR/weights/, the layout the ANE backend stages; `anestar mil run DIR` runs it outside a script.", fn: progSave},
 	},
 }
 
@@ -506,6 +507,22 @@ func progText(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, err
 	}
 	return starlark.String(mil.Print(prog)), nil
+}
+
+func progSave(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	p := recvProgram(b)
+	var dir string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "dir", &dir); err != nil {
+		return nil, err
+	}
+	prog, w, err := p.build(b.Name())
+	if err != nil {
+		return nil, err
+	}
+	if err := mil.WriteModelDir(dir, prog, w); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", b.Name(), dir, err)
+	}
+	return starlark.None, nil
 }
 
 // opsReference writes the op table for the reference page.
