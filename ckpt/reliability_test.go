@@ -204,3 +204,16 @@ func TestLockKeptAcrossExec(t *testing.T) {
 		t.Fatalf("Lock while the exec'd child holds it: %v", err)
 	}
 }
+
+// TestRemoveTemps: the temporary file of a Save in progress is removed by RemoveTemps (what the
+// command calls before it exits on a second signal).
+func TestRemoveTemps(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".c.safetensors.tmp-p1-x")
+	os.WriteFile(p, []byte("partial"), 0o644)
+	active.Store(p, true)
+	defer active.Delete(p)
+	RemoveTemps()
+	if _, err := os.Stat(p); err == nil {
+		t.Fatal("the temporary file remains")
+	}
+}
