@@ -47,7 +47,7 @@ func compileWith(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool) (*Ker
 func compileIn(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool, ar *arena) (*Kernel, error) {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
-	c := &compiler{fn: fn, w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{},
+	c := &compiler{fn: fn, consts: fn.Consts(), w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{},
 		noFuse: !fuse, ar: ar, rec: ar.rec, fill: map[*scratch]int{}}
 	c.plan = newPlanner(fn, c.newScratch, ar.rec.spoil)
 	k, err := c.kernel()
