@@ -238,14 +238,14 @@ func (v *Value) Str() (string, error) {
 	return v.Strs[0], nil
 }
 
-// shapeElements is the product of dims, or false when a dim is negative or the product overflows.
+// shapeElements is the product of dims, or false when a dim is negative or the product passes MaxElements.
 func shapeElements(shape []int) (int, bool) {
 	n := 1
 	for _, d := range shape {
 		if d < 0 {
 			return 0, false
 		}
-		if d != 0 && n > math.MaxInt32*64/d {
+		if d != 0 && n > MaxElements/d {
 			return 0, false
 		}
 		n *= d

@@ -1,0 +1,21 @@
+// Package memlimit says how much memory the process can still allocate, so that an allocation that
+// cannot succeed is refused with an error naming its size: Go's runtime aborts the process, beyond
+// the reach of recover, when the operating system refuses it memory (a ulimit -v, a small machine).
+package memlimit
+
+import "fmt"
+
+// Available returns about how many more bytes the process can allocate: the least of the address
+// space left under its limit (RLIMIT_AS) and the machine's memory and swap. ok is false where
+// neither is known.
+func Available() (n uint64, ok bool) { return available() }
+
+// Check returns an error when bytes cannot be allocated, saying what needs them (what) and how
+// much is available; nil when they fit or nothing is known.
+func Check(bytes uint64, what string) error {
+	n, ok := Available()
+	if !ok || bytes <= n {
+		return nil
+	}
+	return fmt.Errorf("%s needs %d bytes; about %d can be allocated here (the machine's memory, or ulimit -v)", what, bytes, n)
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package memlimit
+
+func available() (uint64, bool) { return 0, false }
