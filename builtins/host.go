@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ckpt"
+	"github.com/anestar/anestar/internal/safefile"
 	starmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -138,9 +138,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	s.predeclared = s.makePredeclared()
 	defer s.finish()
 
-	src := any(nil)
-	if cfg.Source != nil {
-		src = cfg.Source
+	src := cfg.Source
+	if src == nil {
+		b, err := readFile(cfg.Script)
+		if err != nil {
+			return &Result{}, err
+		}
+		src = b
 	}
 	thread := s.newThread("main")
 	if cfg.Setup != nil {
@@ -283,5 +287,8 @@ func (s *session) getBackend(fn string) (ane.Backend, error) {
 	return s.backend, nil
 }
 
-// readFile reads a script file.
-func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
+// maxScript bounds a script file's size: Starlark source far beyond any real script is a mistake.
+const maxScript = 64 << 20
+
+// readFile reads a script file: a regular file, of at most maxScript bytes.
+func readFile(name string) ([]byte, error) { return safefile.ReadFile(name, maxScript) }
