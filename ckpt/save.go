@@ -63,8 +63,18 @@ func RemoveTemps() {
 // system has none) renamed into place, so no slot is ever missing or torn. Temporary files
 // left by a killed Save of the same path (or of its rotated copies) are removed, but never
 // those of another running process. Concurrent Saves to the same path are not supported: a
-// run holds the path's Lock.
-func Save(path string, f *File, opts SaveOptions) (err error) {
+// run holds the path's Lock. The metadata gains ChecksumKey, the tensors' checksums.
+func Save(path string, f *File, opts SaveOptions) error {
+	sealed, err := withChecksums(f)
+	if err != nil {
+		return fmt.Errorf("ckpt: save %s: %w", path, err)
+	}
+	return saveWith(path, opts, func(w io.Writer) error { return Encode(w, sealed) })
+}
+
+// saveWith is Save for any encoder: it writes what encode writes to path atomically, with
+// opts's rotation and permissions.
+func saveWith(path string, opts SaveOptions, encode func(io.Writer) error) (err error) {
 	if opts.Keep < 0 {
 		return fmt.Errorf("ckpt: save %s: negative Keep %d", path, opts.Keep)
 	}
@@ -93,11 +103,7 @@ func Save(path string, f *File, opts SaveOptions) (err error) {
 			err = fmt.Errorf("ckpt: save %s: %w", path, err)
 		}
 	}()
-	var sealed *File
-	if sealed, err = withChecksums(f); err != nil {
-		return err
-	}
-	if err = Encode(tmp, sealed); err != nil {
+	if err = encode(tmp); err != nil {
 		return err
 	}
 	if err = tmp.Chmod(perm); err != nil {

@@ -6,7 +6,9 @@
 // once (fp16 consts become float32 holding fp16 values), orders the ops and preallocates every
 // intermediate buffer. The resulting Kernel holds a list of steps, one per op, each a closure over its
 // buffers; Eval copies the input surfaces into their buffers, runs the steps, and copies the results to
-// the output surfaces, allocating nothing. Reshape, expand_dims, squeeze and slices or splits that are
+// the output surfaces, allocating nothing. Kernel.Bind makes further Bindings: surfaces of their own
+// and the transfers between them and the same plan (binding.go), so a binding costs its surface memory
+// only and its Eval allocates nothing either; all of them take turns, as they share the plan. Reshape, expand_dims, squeeze and slices or splits that are
 // contiguous share their input's buffer instead of copying.
 //
 // Memory (plan.go): op results take their buffers from a pool at compile time, and a buffer whose

@@ -32,7 +32,7 @@ func compileBoth(t *testing.T, rk *refkernels.Kernel, opts ane.Options) (fused, 
 }
 
 // evalOne writes x to the kernel's single input and returns its single output.
-func evalOne(t *testing.T, k *Kernel, x []float32) []float32 {
+func evalOne(t *testing.T, k ane.Binding, x []float32) []float32 {
 	t.Helper()
 	in, out := k.Inputs()[0], k.Outputs()[0]
 	if err := in.WriteChannels(0, in.Channels(), x); err != nil {
