@@ -358,6 +358,9 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 	}
 	s.rng.src.UnmarshalBinary(raw)
 	s.resumedStep = step
+	if s.saved == "" {
+		s.saved, s.savedStep = path, step // what an interruption before the next save leaves
+	}
 
 	times := starlark.NewDict(len(st.Times))
 	for _, k := range sortedKeys(st.Times) {

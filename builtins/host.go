@@ -66,8 +66,8 @@ type Result struct {
 	Params  []Param             // the parameters the script declared, with the values used
 	Exec    []string            // non-nil when the script called process.exec and Config.Exec returned
 	Checked []CheckedProgram    // in a dry run, the programs ane.compile checked, in call order
-	// Checkpoint is the path of the last training state ckpt.save_state wrote, "" for none, and
-	// CheckpointStep the step it holds.
+	// Checkpoint is the path of the last training state ckpt.save_state wrote (or else the one
+	// ckpt.load_state restored), "" for none, and CheckpointStep the step it holds.
 	Checkpoint     string
 	CheckpointStep int64
 }

@@ -59,7 +59,9 @@ var execProgram = func(argv []string) error {
 	if err != nil {
 		return err
 	}
-	return syscall.Exec(exe, append([]string{os.Args[0]}, argv...), os.Environ())
+	// The new program catches SIGINT and SIGTERM from its init on (restartedEnv). One that comes in the
+	// milliseconds before takes the default action and ends it, with the checkpoint just saved intact.
+	return syscall.Exec(exe, append([]string{os.Args[0]}, argv...), append(os.Environ(), restartedEnv+"=1"))
 }
 
 func runScript(args []string, stdout, stderr io.Writer) int {
@@ -119,7 +121,7 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, builtins.ErrInterrupted) {
 			reportError(stderr, err) // the script failed while stopping: say why
 		}
-		return in.report(stderr, res)
+		return in.report(stderr, res, o.resume)
 	case err == nil && res.Exec != nil:
 		return exitOK // only when execProgram returned without replacing the process (tests)
 	case err == nil:

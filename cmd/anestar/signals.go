@@ -32,11 +32,29 @@ type interrupts struct {
 // exitNow is os.Exit; a variable for tests.
 var exitNow = os.Exit
 
+// restartedEnv marks a process that process.exec started: it catches SIGINT and SIGTERM from its
+// first moment (init), since its run is already under way, and hands them to watchInterrupts.
+const restartedEnv = "ANESTAR_RESTARTED"
+
+// early receives the signals of a restarted process until its run watches them.
+var early chan os.Signal
+
+func init() {
+	if os.Getenv(restartedEnv) != "" {
+		early = make(chan os.Signal, 2)
+		signal.Notify(early, os.Interrupt, syscall.SIGTERM)
+	}
+}
+
 // watchInterrupts starts handling SIGINT and SIGTERM; call release when the run ends.
 func watchInterrupts(stderr io.Writer) *interrupts {
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &interrupts{ctx: ctx, cancel: cancel, stop: &builtins.Stop{}, ch: make(chan os.Signal, 2), done: make(chan struct{})}
-	signal.Notify(in.ch, os.Interrupt, syscall.SIGTERM)
+	if early != nil {
+		in.ch, early = early, nil // with any signal that came during start-up
+	} else {
+		signal.Notify(in.ch, os.Interrupt, syscall.SIGTERM)
+	}
 	go func() {
 		var sig os.Signal
 		select {
@@ -79,11 +97,13 @@ func (in *interrupts) release() {
 
 // report writes the line that ends an interrupted run, naming the checkpoint it saved, and
 // returns the exit code.
-func (in *interrupts) report(stderr io.Writer, res *builtins.Result) int {
+func (in *interrupts) report(stderr io.Writer, res *builtins.Result, resume bool) int {
 	sig := in.signal()
 	switch {
 	case res != nil && res.Checkpoint != "":
 		fmt.Fprintf(stderr, "anestar: interrupted (%s); checkpoint at %s (step %d): continue with --resume\n", sigName(sig), res.Checkpoint, res.CheckpointStep)
+	case resume:
+		fmt.Fprintf(stderr, "anestar: interrupted (%s) while resuming; the checkpoint it resumes from is unchanged: continue with --resume\n", sigName(sig))
 	default:
 		fmt.Fprintf(stderr, "anestar: interrupted (%s); no checkpoint was saved by this run\n", sigName(sig))
 	}
