@@ -61,7 +61,11 @@ var execProgram = func(argv []string) error {
 	}
 	// The new program catches SIGINT and SIGTERM from its init on (restartedEnv). One that comes in the
 	// milliseconds before takes the default action and ends it, with the checkpoint just saved intact.
-	return syscall.Exec(exe, append([]string{os.Args[0]}, argv...), append(os.Environ(), restartedEnv+"=1"))
+	env := os.Environ()
+	if os.Getenv(restartedEnv) == "" {
+		env = append(env, restartedEnv+"=1")
+	}
+	return syscall.Exec(exe, append([]string{os.Args[0]}, argv...), env)
 }
 
 func runScript(args []string, stdout, stderr io.Writer) int {
