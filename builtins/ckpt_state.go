@@ -43,16 +43,12 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 		Times:    map[string]float64{},
 		Meta:     map[string]string{},
 	}
-	keys, vals, err := dictItems(b.Name(), "weights", weights)
+	keys, ts, err := tensorDict(b.Name(), "weights", weights)
 	if err != nil {
 		return nil, err
 	}
 	for i, k := range keys {
-		t, ok := vals[i].(*Tensor)
-		if !ok {
-			return nil, fmt.Errorf("%s: weights[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
-		}
-		ct, err := s.ckptTensor(b.Name(), "weights["+k+"]", t)
+		ct, err := s.ckptTensor(b.Name(), "weights["+k+"]", ts[i])
 		if err != nil {
 			return nil, err
 		}
@@ -81,15 +77,12 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 		return nil, err
 	}
 	if grads != nil {
-		gkeys, gvals, err := dictItems(b.Name(), "grads", grads)
+		gkeys, gts, err := tensorDict(b.Name(), "grads", grads)
 		if err != nil {
 			return nil, err
 		}
 		for i, k := range gkeys {
-			t, ok := gvals[i].(*Tensor)
-			if !ok {
-				return nil, fmt.Errorf("%s: grads[%q]: got %s, want tensor", b.Name(), k, gvals[i].Type())
-			}
+			t := gts[i]
 			if _, ok := st.Params[k]; !ok {
 				return nil, fmt.Errorf("%s: grads[%q]: no weight of that name", b.Name(), k)
 			}
@@ -228,7 +221,7 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 		return nil, fail("no tensor %s%s (the random generator's state)", ckpt.RNGPrefix, runRNG)
 	}
 	// Check everything before changing anything: a failed resume leaves the run as it was.
-	keys, vals, err := dictItems(b.Name(), "weights", weights)
+	keys, ts, err := tensorDict(b.Name(), "weights", weights)
 	if err != nil {
 		return nil, err
 	}
@@ -252,10 +245,7 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 		return nil
 	}
 	for i, k := range keys {
-		t, ok := vals[i].(*Tensor)
-		if !ok {
-			return nil, fmt.Errorf("%s: weights[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
-		}
+		t := ts[i]
 		ct, ok := st.Params[k]
 		if !ok {
 			return nil, fail("no tensor %s%s for the run's weight %q (it holds %s)", ckpt.ParamPrefix, k, k, names(st.Params, ckpt.ParamPrefix))
@@ -302,15 +292,12 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 	// Gradients of an unfinished window: restored when saved, else zeroed.
 	restoredGrads := false
 	if grads != nil {
-		gkeys, gvals, err := dictItems(b.Name(), "grads", grads)
+		gkeys, gts, err := tensorDict(b.Name(), "grads", grads)
 		if err != nil {
 			return nil, err
 		}
 		for i, k := range gkeys {
-			t, ok := gvals[i].(*Tensor)
-			if !ok {
-				return nil, fmt.Errorf("%s: grads[%q]: got %s, want tensor", b.Name(), k, gvals[i].Type())
-			}
+			t := gts[i]
 			name := ckpt.OptimPrefix + k + "/" + gradSlot
 			ct, ok := st.Optim[k][gradSlot]
 			if !ok {
