@@ -94,9 +94,9 @@ func saveWith(path string, opts SaveOptions, encode func(io.Writer) error) (err 
 		return fmt.Errorf("ckpt: save %s: %w", path, err)
 	}
 	tmpName := tmp.Name()
-	active.Store(tmpName, true)
+	active.Store(filepath.Clean(tmpName), true)
 	defer func() {
-		active.Delete(tmpName)
+		active.Delete(filepath.Clean(tmpName))
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmpName)
@@ -259,7 +259,11 @@ func removeTemps(dir, base string, keep int) error {
 		if pid, ok := tempPid(owner); ok && pid != os.Getpid() && processAlive(pid) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		full := filepath.Join(dir, name)
+		if _, busy := active.Load(full); busy {
+			continue // a Save of this process is writing it
+		}
+		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
