@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anestar/anestar/internal/safefile"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -126,7 +127,7 @@ func inherited(path, lockPath string) *os.File {
 
 // readPid returns the pid recorded in a lock file, or "unknown".
 func readPid(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, 64)
 	if s := strings.TrimSpace(string(b)); err == nil && s != "" && len(s) < 20 {
 		return s
 	}
