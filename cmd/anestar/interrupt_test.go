@@ -283,3 +283,24 @@ func TestShippedScriptsStopOnSignal(t *testing.T) {
 		t.Fatalf("mlp.star: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestSignalsDuringSaveLeaveNoTemp: SIGTERM twice while a script saves a large checkpoint over and
+// over (without polling process.interrupted) ends the run and leaves no temporary file beside it.
+func TestSignalsDuringSaveLeaveNoTemp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes large checkpoints")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "saver.star")
+	src := fmt.Sprintf("w = tensor.zeros(4096, 4096)\nprint(\"ready\")\nwhile True:\n    ckpt.save(%q, {\"w\": w})\n", filepath.Join(dir, "big.safetensors"))
+	os.WriteFile(script, []byte(src), 0o644)
+	for trial := 0; trial < 5; trial++ {
+		code, _, stderr := startAndSignalAfter(t, []string{script}, "ready", time.Duration(20+trial*15)*time.Millisecond, syscall.SIGTERM, true)
+		if code != exitTerminated {
+			t.Fatalf("exit %d, want %d\n%s", code, exitTerminated, stderr)
+		}
+		if tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(tmp) > 0 {
+			t.Fatalf("trial %d left %v", trial, tmp)
+		}
+	}
+}
