@@ -31,7 +31,7 @@ type hostileCase struct {
 // time limit, and counts those that end in a Go runtime crash (fatal error, panic), a signal or a hang
 // instead of an error. The target, and the test's condition, is none. ANESTAR_HOSTILE_MUTATIONS=N
 // sets how many random corruptions of each file kind are tried (default 20; bench/reliability.sh
-// uses more).
+// uses more); ANESTAR_HOSTILE_ULIMIT=KB runs every case under that ulimit -v.
 func TestHostileInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs anestar on many bad inputs")
@@ -42,6 +42,13 @@ func TestHostileInputs(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cases := hostileCases(t, dir, mutations)
+	if kb, err := strconv.Atoi(os.Getenv("ANESTAR_HOSTILE_ULIMIT")); err == nil && kb > 0 {
+		for i := range cases {
+			if cases[i].ulimit == 0 {
+				cases[i].ulimit = kb // every case under one memory limit (KB, as ulimit -v)
+			}
+		}
+	}
 	fatal, errorsOK := 0, 0
 	for _, c := range cases {
 		outcome, out := runHostile(c)
