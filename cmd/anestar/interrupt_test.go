@@ -96,6 +96,16 @@ func startAndSignalAfter(t *testing.T, args []string, ready string, delay time.D
 			signalled = true
 			time.Sleep(delay)
 			cmd.Process.Signal(sig)
+			if !twice {
+				// A signal that lands in the microseconds of a restart's exec can be lost, as a
+				// Ctrl-C can: press again after a while, as a user would.
+				go func() {
+					for range 3 {
+						time.Sleep(20 * time.Second)
+						cmd.Process.Signal(sig)
+					}
+				}()
+			}
 			if twice {
 				time.Sleep(200 * time.Millisecond)
 				cmd.Process.Signal(sig)

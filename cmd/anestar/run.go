@@ -114,10 +114,15 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		Stop:     in.stop,
 		Warn:     stderr,
 		Exec: func(argv []string) error {
+			if err := in.beforeExec(); err != nil {
+				return err
+			}
 			if o.cpuprofile != "" {
 				pprof.StopCPUProfile()
 			}
-			return execProgram(argv)
+			err := execProgram(argv)
+			in.afterFailedExec()
+			return err
 		},
 	})
 	switch {

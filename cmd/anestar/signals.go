@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/ckpt"
@@ -79,6 +80,26 @@ func watchInterrupts(stderr io.Writer) *interrupts {
 		}
 	}()
 	return in
+}
+
+// beforeExec hands SIGINT and SIGTERM back to their default action for the restart: from here on one
+// ends the process, with the checkpoint process.exec's caller saved intact, instead of being caught
+// by a handler that the exec is about to discard. A signal caught already stops the restart.
+func (in *interrupts) beforeExec() error {
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	if in.signal() == nil && len(in.ch) == 0 {
+		return nil
+	}
+	for i := 0; i < 100 && in.signal() == nil; i++ {
+		time.Sleep(time.Millisecond) // let the watcher record the signal it is taking
+	}
+	in.afterFailedExec()
+	return fmt.Errorf("%w: not restarting", builtins.ErrInterrupted)
+}
+
+// afterFailedExec catches the signals again when the restart did not happen.
+func (in *interrupts) afterFailedExec() {
+	signal.Notify(in.ch, os.Interrupt, syscall.SIGTERM)
 }
 
 // signal returns the first signal received, or nil.
