@@ -61,7 +61,7 @@ const trainLayer = "../../scripts/train_layer.star"
 
 // smallLayer is a train_layer.star configuration that runs many fast steps.
 func smallLayer(dir string, steps int, extra ...string) []string {
-	args := []string{trainLayer, "--set", "dim=32", "--set", "hidden=64", "--set", "heads=4", "--set", "seq=16",
+	args := []string{trainLayer, "--set", "dim=32", "--set", "hidden=64", "--set", "heads=4", "--set", "seq=32",
 		"--set", "accum=7", "--set", "ckpt_every=1000000", "--set", fmt.Sprintf("steps=%d", steps),
 		"--set", fmt.Sprintf("ckpt=%q", filepath.Join(dir, "c.safetensors")),
 		"--set", fmt.Sprintf("metrics=%q", filepath.Join(dir, "m.jsonl"))}

@@ -35,11 +35,11 @@ func TestMilRunRefusesOtherShape(t *testing.T) {
 	os.WriteFile(prog, []byte(reluMIL), 0o644)
 	x := filepath.Join(dir, "x.npy")
 	npy.WriteFile(x, &npy.Array{DType: npy.F32, Shape: []int{3, 2}, Data: make([]float32, 6)})
-	if code, _, stderr := runCkptCLI("mil", "run", "--in", "x="+x, prog); code != exitError || !strings.Contains(stderr, "holds shape [3 2]") {
+	if code, _, stderr := runCkptCLI("mil", "run", "--relaxed", "--in", "x="+x, prog); code != exitError || !strings.Contains(stderr, "holds shape [3 2]") {
 		t.Errorf("[3 2] for [1, 2, 1, 3]: exit %d, %s", code, stderr)
 	}
 	npy.WriteFile(x, &npy.Array{DType: npy.F32, Shape: []int{2, 3}, Data: make([]float32, 6)})
-	if code, _, stderr := runCkptCLI("mil", "run", "--in", "x="+x, prog); code != exitOK {
+	if code, _, stderr := runCkptCLI("mil", "run", "--relaxed", "--in", "x="+x, prog); code != exitOK {
 		t.Errorf("[2 3] for [1, 2, 1, 3]: exit %d, %s", code, stderr)
 	}
 }
