@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -90,6 +91,8 @@ func startAndSignalAfter(t *testing.T, args []string, ready string, delay time.D
 	var stdout strings.Builder
 	sc := bufio.NewScanner(out)
 	signalled := false
+	exited := make(chan struct{})
+	defer close(exited)
 	for sc.Scan() {
 		stdout.WriteString(sc.Text() + "\n")
 		if !signalled && strings.Contains(sc.Text(), ready) {
@@ -101,8 +104,14 @@ func startAndSignalAfter(t *testing.T, args []string, ready string, delay time.D
 				// Ctrl-C can: press again after a while, as a user would.
 				go func() {
 					for range 3 {
-						time.Sleep(20 * time.Second)
-						cmd.Process.Signal(sig)
+						select {
+						case <-exited:
+							return
+						case <-time.After(20 * time.Second):
+							if cmd.Process.Signal(sig) == nil {
+								resent.Add(1)
+							}
+						}
 					}
 				}()
 			}
@@ -122,6 +131,9 @@ func startAndSignalAfter(t *testing.T, args []string, ready string, delay time.D
 	}
 	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 }
+
+// resent counts the signals startAndSignalAfter sent again because the first was lost.
+var resent atomic.Int64
 
 // metricSteps returns the step of each line of a metrics file, in order.
 func metricSteps(t *testing.T, path string) []int {
@@ -225,7 +237,7 @@ func TestInterruptSavesAndResumesExactly(t *testing.T) {
 		}
 		t.Logf("%v at step %d (accum 7), resumed to %d: identical", sig, stopped, final)
 	}
-	t.Logf("%d interrupt-then-resume trials, %d of them inside an optimizer window, %d signals during a restart's start: all identical to runs that never stopped, every metrics step once", trials, midWindow, killedInRestart)
+	t.Logf("%d interrupt-then-resume trials, %d of them inside an optimizer window, %d signals during a restart's start, %d sent again after 20 s: all identical to runs that never stopped, every metrics step once", trials, midWindow, killedInRestart, resent.Load())
 }
 
 // TestSecondSignalExitsAtOnce runs a script that polls process.interrupted() once and then never
