@@ -8,9 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/anestar/anestar/internal/safefile"
 )
 
 // Table is a table of numbers.
@@ -44,6 +45,9 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// MaxBytes bounds the text of a gzip-compressed file (1 GiB, ample for data sets read whole).
+const MaxBytes = 1 << 30
+
 // gzipMagic starts every gzip stream; Read decompresses input that begins with it.
 var gzipMagic = []byte{0x1f, 0x8b}
 
@@ -52,7 +56,7 @@ func ReadFile(path string, skip int) (*Table, error) {
 	if skip < 0 {
 		return nil, errSkip(skip)
 	}
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path) // a regular file, opened without blocking on a FIFO
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +83,8 @@ func Read(r io.Reader, skip int) (*Table, error) {
 			return nil, &Error{Err: err}
 		}
 		defer zr.Close()
-		br = bufio.NewReader(zr)
+		// No header bounds a decompressed stream: a small file must not expand without limit.
+		br = bufio.NewReader(safefile.LimitReader(zr, MaxBytes, "decompressed CSV"))
 	}
 	for line := 0; line < skip; line++ {
 		if _, err := br.ReadString('\n'); err != nil {
