@@ -30,7 +30,9 @@ func (s *session) ckptModule() *moduleDef {
 			{sig: "load_state(path, weights, optim = None, grads = None)", doc: "Restores a state saved by save_state into the run: " +
 				"weights (a dict of the run's tensors; every one must be in the checkpoint with its shape, and nothing else), " +
 				"the optimizer's slots and count, grads (restored when the checkpoint has them, else zeroed) and the random generator. The whole file is checked before anything is " +
-				"changed; every error names the file, the tensor and what was expected. Returns a struct: path, step, times " +
+				"changed; every error names the file, the tensor and what was expected. The parameters the checkpoint recorded are " +
+				"compared with the run's: a structural one (save_state's structural) that differs is an error naming both values, " +
+				"the others that differ are printed in a note. Returns a struct: path, step, times " +
 				"(dict), params (the parameters saved with it, a dict), structural (a list of names) and meta (dict). A " +
 				"metrics file opened after it to append drops its lines from that step on.", fn: s.ckptLoadState},
 			{sig: "exists(path)", doc: "True when path exists: whether there is a checkpoint to resume from.", fn: ckptExists},

@@ -182,6 +182,50 @@ func (s *session) paramsJSON() (string, error) {
 	return string(b), err
 }
 
+// compareParams compares the parameters a checkpoint recorded (config, a JSON object) with the run's: a
+// structural one that differs is an error (the checkpoint is of another model); the others that differ
+// are returned as "name old → new", for a note. Parameters only one side has are passed over.
+func (s *session) compareParams(config string, structural []string) ([]string, error) {
+	if config == "" || s.params == nil {
+		return nil, nil
+	}
+	cur, err := s.paramsJSON()
+	if err != nil {
+		return nil, err
+	}
+	var was, now map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(config), &was); err != nil {
+		return nil, fmt.Errorf("metadata %q: %w", ckpt.ParamsKey, err)
+	}
+	if err := json.Unmarshal([]byte(cur), &now); err != nil {
+		return nil, err
+	}
+	var changed []string
+	for _, k := range sortedKeys(was) {
+		n, ok := now[k]
+		if !ok || sameJSON(was[k], n) {
+			continue
+		}
+		if slices.Contains(structural, k) {
+			return nil, fmt.Errorf("it was trained with %s = %s, this run has %s = %s: %s fixes the model's shapes and cannot change on resume (--set %s=%s, or start afresh without --resume)",
+				k, was[k], k, n, k, k, was[k])
+		}
+		changed = append(changed, fmt.Sprintf("%s %s → %s", k, was[k], n))
+	}
+	return changed, nil
+}
+
+// sameJSON reports whether two JSON values are equal (numbers by value, so 1 and 1.0 match).
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
 // ckptLoadState implements ckpt.load_state: it checks the whole checkpoint against the run's
 // weights and optimizer, then restores them, the generator and returns the rest.
 func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -328,6 +372,10 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 			return nil, fail("metadata %q: %v", ckpt.ParamsKey, err)
 		}
 	}
+	changed, err := s.compareParams(st.Config, st.Structural)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
 	saved := newRNG(0)
 	if err := saved.src.UnmarshalBinary(raw); err != nil {
 		return nil, fail("tensor %s%s: not a random generator state", ckpt.RNGPrefix, runRNG)
@@ -347,6 +395,10 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 	s.resumedStep = step
 	if s.saved == "" {
 		s.saved, s.savedStep = path, step // what an interruption before the next save leaves
+	}
+
+	if len(changed) > 0 && thread.Print != nil {
+		thread.Print(thread, fmt.Sprintf("resume: parameters changed since %s was saved: %s", path, strings.Join(changed, ", ")))
 	}
 
 	times := starlark.NewDict(len(st.Times))
