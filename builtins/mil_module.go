@@ -25,12 +25,13 @@ func (s *session) milModule() *moduleDef {
 
 // milProgram is a program under construction, or a parsed one.
 type milProgram struct {
-	b      *mil.Builder // nil for a parsed program
-	parsed *mil.Program // set by mil.parse
-	inputs []*milVar    // declared inputs
-	outs   []*milVar    // declared outputs
-	sealed bool         // compiled: no more changes
-	dry    bool         // built in a dry run: p.weight checks its tensor and writes zeros, not its values
+	b      *mil.Builder      // nil for a parsed program
+	parsed *mil.Program      // set by mil.parse
+	inputs []*milVar         // declared inputs
+	outs   []*milVar         // declared outputs
+	sealed bool              // compiled: no more changes
+	where  map[string]string // op result name -> the script position ("file:line:col") of the call that built it
+	dry    bool              // built in a dry run: p.weight checks its tensor and writes zeros, not its values
 }
 
 // milVar is a named, typed value of one program.
@@ -110,7 +111,7 @@ func (p *milProgram) Attr(name string) (starlark.Value, error) {
 	if _, ok := mil.LookupOp(name); ok {
 		kind := name
 		return starlark.NewBuiltin("mil.program."+name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			return p.addOp(b.Name(), kind, args, kwargs)
+			return p.addOp(th, b.Name(), kind, args, kwargs)
 		}), nil
 	}
 	return nil, nil
@@ -363,7 +364,7 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	return &milVar{p: p, v: v}, nil
 }
 
-func progOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func progOp(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	p := recvProgram(b)
 	if len(args) < 1 {
 		return nil, fmt.Errorf("%s: missing the op kind", b.Name())
@@ -375,11 +376,12 @@ func progOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	if _, ok := mil.LookupOp(kind); !ok {
 		return nil, fmt.Errorf("%s: unknown op %q (mil.ops() lists them)", b.Name(), kind)
 	}
-	return p.addOp(b.Name()+"("+kind+")", kind, args[1:], kwargs)
+	return p.addOp(th, b.Name()+"("+kind+")", kind, args[1:], kwargs)
 }
 
-// addOp converts the Starlark arguments and adds an op of the given kind.
-func (p *milProgram) addOp(fn, kind string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+// addOp converts the Starlark arguments and adds an op of the given kind, remembering the script line of
+// the call for errors that name the op later (a numerics check names its result).
+func (p *milProgram) addOp(th *starlark.Thread, fn, kind string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("%s: pass the op's arguments by name, e.g. x = v", fn)
 	}
@@ -408,6 +410,14 @@ func (p *milProgram) addOp(fn, kind string, args starlark.Tuple, kwargs []starla
 	vs, err := bl.Op(kind, name, margs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", fn, err)
+	}
+	if th != nil && th.CallStackDepth() > 1 {
+		if p.where == nil {
+			p.where = map[string]string{}
+		}
+		for _, v := range vs {
+			p.where[v.Name] = th.CallFrame(1).Pos.String()
+		}
 	}
 	if len(vs) == 1 {
 		return &milVar{p: p, v: vs[0]}, nil

@@ -2,10 +2,7 @@ package emulator
 
 import (
 	"fmt"
-	"math"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/cpu"
@@ -20,13 +17,13 @@ func init() {
 		Name:     "emulator",
 		Summary:  "runs MIL programs on the CPU with the ANE's fp16 numerics (sgemm through the cpu package's BLAS)",
 		Priority: Priority,
-		Open:     func(o ane.Options) (ane.Backend, error) { return New(o), nil },
+		Open:     func(s ane.Settings) (ane.Backend, error) { return New(OptionsFrom(s)), nil },
 	})
 }
 
 // Backend is the CPU emulator of the Apple Neural Engine.
 type Backend struct {
-	opts     ane.Options  // numerics and checks for every kernel it compiles
+	opts     Options      // numerics, checks and relaxed mode for every kernel it compiles
 	compiles atomic.Int64 // Compile calls so far
 	ar       *arena       // scratch shared by its kernels, and buffers of closed kernels for the next compiles
 }
@@ -34,7 +31,7 @@ type Backend struct {
 var _ ane.Backend = (*Backend)(nil)
 
 // New returns an emulator backend with the given options.
-func New(opts ane.Options) *Backend {
+func New(opts Options) *Backend {
 	return &Backend{opts: opts, ar: newArena()}
 }
 
@@ -42,41 +39,19 @@ func New(opts ane.Options) *Backend {
 func (b *Backend) Name() string { return "emulator" }
 
 // Options are the options the backend was opened with.
-func (b *Backend) Options() ane.Options { return b.opts }
+func (b *Backend) Options() Options { return b.opts }
 
 // Compiles is the number of Compile calls on this backend, successful or not.
 func (b *Backend) Compiles() int { return int(b.compiles.Load()) }
 
-var (
-	peakOnce sync.Once
-	peak     float64
-)
-
 // PeakFLOPS is the emulator's peak: the rate of a 512x512x512 sgemm with the BLAS in use, measured once
-// per process (best of three runs). It is what a 1x1 conv or a large matmul can reach, which makes it
-// the fair denominator for utilisation figures on the CPU.
-func (b *Backend) PeakFLOPS() float64 {
-	peakOnce.Do(func() {
-		const n = 512
-		a := make([]float32, n*n)
-		for i := range a {
-			a[i] = float32(i%7) * 0.25
-		}
-		c := make([]float32, n*n)
-		best := math.Inf(1)
-		for range 3 {
-			t := time.Now()
-			if err := cpu.Sgemm(false, false, n, n, n, 1, a, n, a, n, 0, c, n); err != nil {
-				return
-			}
-			best = min(best, time.Since(t).Seconds())
-		}
-		peak = 2 * n * n * n / math.Max(best, 1e-9)
-	})
-	return peak
-}
+// per machine, BLAS and core and cached (cpu.PeakFLOPS). It is what a 1x1 conv or a large matmul can
+// reach, which makes it the fair denominator for utilisation figures on the CPU.
+func (b *Backend) PeakFLOPS() float64 { return cpu.PeakFLOPS() }
 
-// Compile checks p, resolves its shapes, decodes its constant weights once, orders its ops and
+// Compile checks p, then, unless the backend is relaxed, refuses it as the ANE backend does when it
+// breaks a rule the hardware is known to have (ane.Eligible, the same message), so that what runs here
+// runs on the ANE. It resolves p's shapes, decodes its constant weights once, orders its ops and
 // preallocates every intermediate buffer, sharing them with the backend's other kernels (scratch.go)
 // and reusing those of kernels closed since the last Eval (recycle.go). Its kernel's Eval allocates
 // nothing; the Evals of one backend's kernels take turns.
@@ -87,6 +62,11 @@ func (b *Backend) Compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	}
 	if err := mil.Check(p); err != nil {
 		return nil, fmt.Errorf("emulator: compile: %w", err)
+	}
+	if !b.opts.Relaxed {
+		if err := ane.Eligible(p).Err(); err != nil {
+			return nil, fmt.Errorf("emulator: compile: %w", err)
+		}
 	}
 	var fn *mil.Func
 	for _, f := range p.Funcs {
