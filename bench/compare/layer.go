@@ -21,7 +21,13 @@ func compareLayer(c config) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if c.anestar == "" {
+	var modes []string
+	for _, m := range strings.Split(c.modes, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			modes = append(modes, m)
+		}
+	}
+	if c.anestar == "" && len(modes) > 0 {
 		c.anestar = filepath.Join(tmp, "anestar")
 		fmt.Println("building ./cmd/anestar ...")
 		cmd := exec.Command("go", "build", "-o", c.anestar, "./cmd/anestar")
@@ -43,8 +49,7 @@ func compareLayer(c config) error {
 	}
 	tv := timeV()
 	var runs []run
-	for _, m := range strings.Split(c.modes, ",") {
-		m := strings.TrimSpace(m)
+	for _, m := range modes {
 		runs = append(runs, run{"anestar " + m, func(rep int) (result, error) { return runAnestar(c, c.anestar, c.script, tmp, tv, m, params, rep) }})
 		if c.base != "" {
 			script := c.script

@@ -103,7 +103,7 @@ func main() {
 	flag.StringVar(&c.basePeer, "base-peer", "", "a second peer script taking the same arguments, run alternately with the first, as \"base pytorch\"")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python that has PyTorch")
 	flag.StringVar(&c.threads, "threads", "", "peer thread counts (default 1,2; in lm mode 1)")
-	flag.StringVar(&c.modes, "modes", "fp16,fp32", "anestar numerics to run (layer mode)")
+	flag.StringVar(&c.modes, "modes", "fp16,fp32", "anestar numerics to run (layer mode); \"\" for none: the peers alone")
 	flag.StringVar(&c.train, "train", "", "lm mode: the training tokens (uint16 .bin)")
 	flag.StringVar(&c.val, "val", "", "lm mode: the validation tokens (uint16 .bin)")
 	flag.StringVar(&c.tok, "tokenizer", "", "lm mode: the tokens' llama2.c tokenizer.bin, for val_bpb")
