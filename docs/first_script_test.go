@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 )
@@ -46,7 +45,7 @@ func runGuide(t *testing.T, src string, cfg builtins.Config) string {
 	var out bytes.Buffer
 	cfg.Script, cfg.Source, cfg.Stdout = "first.star", []byte(src), &out
 	if !cfg.DryRun {
-		cfg.Backend = emulator.New(ane.Options{})
+		cfg.Backend = emulator.New(emulator.Options{})
 	}
 	if _, err := builtins.Run(context.Background(), cfg); err != nil {
 		t.Fatalf("%v\n%s\nscript:\n%s", err, out.String(), src)
