@@ -152,20 +152,11 @@ func runLayerPeer(c config, peer, timeV, threads string, params map[string]strin
 			argv = append(argv, "--"+k, v)
 		}
 	}
-	out, rss, err := timed(timeV, argv, nil)
+	rec, rss, err := runPeer(timeV, argv)
 	if err != nil {
 		return result{}, err
 	}
-	for _, line := range strings.Split(out, "\n") {
-		var rec struct {
-			Peer string  `json:"peer"`
-			MS   float64 `json:"ms_per_step"`
-		}
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Peer != "" {
-			return result{ms: rec.MS, rssKB: rss}, nil
-		}
-	}
-	return result{}, fmt.Errorf("no JSON result line in the peer's output:\n%s", tail(out, 10))
+	return result{ms: rec.MS, rssKB: rss}, nil
 }
 
 func report(c config, runs []run, all map[string][]result) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -66,27 +65,15 @@ func runLMPeer(c config, peer, timeV, threads string, args []string, seed int) (
 		argv = append(argv, "--tokenizer", c.tok)
 	}
 	argv = append(argv, args...)
-	out, rss, err := timed(timeV, argv, nil)
+	rec, rss, err := runPeer(timeV, argv)
 	if err != nil {
 		return result{}, err
 	}
-	for _, line := range strings.Split(out, "\n") {
-		var rec struct {
-			Peer    string   `json:"peer"`
-			MS      float64  `json:"ms_per_step"`
-			TokS    float64  `json:"tokens_per_s"`
-			ValLoss float64  `json:"val_loss"`
-			ValBPB  *float64 `json:"val_bpb"`
-		}
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Peer != "" {
-			r := result{ms: rec.MS, tokensS: rec.TokS, valLoss: rec.ValLoss, rssKB: rss}
-			if rec.ValBPB != nil {
-				r.valBPB = *rec.ValBPB
-			}
-			return r, nil
-		}
+	r := result{ms: rec.MS, tokensS: rec.TokS, valLoss: rec.ValLoss, rssKB: rss}
+	if rec.ValBPB != nil {
+		r.valBPB = *rec.ValBPB
 	}
-	return result{}, fmt.Errorf("no JSON result line in the peer's output:\n%s", tail(out, 10))
+	return r, nil
 }
 
 // reportLM prints each run's median speed and the mean and spread of its final losses, then, for every

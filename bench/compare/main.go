@@ -34,6 +34,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -178,6 +179,30 @@ func peerAvailable(python, script string) (bool, string) {
 		return false, fmt.Sprintf("%s cannot import torch (apt-get install python3-torch): %v %s", python, err, lastLine(out))
 	}
 	return true, ""
+}
+
+// peerRecord is the JSON result line a peer prints last.
+type peerRecord struct {
+	Peer    string   `json:"peer"`
+	MS      float64  `json:"ms_per_step"`
+	TokS    float64  `json:"tokens_per_s"` // the LM peer's
+	ValLoss float64  `json:"val_loss"`     // the LM peer's
+	ValBPB  *float64 `json:"val_bpb"`      // the LM peer's, null without a tokenizer
+}
+
+// runPeer runs a peer's argv and returns its result line and peak RSS in KB.
+func runPeer(timeV string, argv []string) (peerRecord, float64, error) {
+	out, rss, err := timed(timeV, argv, nil)
+	if err != nil {
+		return peerRecord{}, 0, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		var rec peerRecord
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Peer != "" {
+			return rec, rss, nil
+		}
+	}
+	return peerRecord{}, 0, fmt.Errorf("no JSON result line in the peer's output:\n%s", tail(out, 10))
 }
 
 // timed runs argv, under /usr/bin/time -v when timeV is set, and returns its output and peak RSS in KB.
