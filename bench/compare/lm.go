@@ -85,9 +85,13 @@ func reportLM(c config, runs []run, all map[string][]result) {
 		rs := all[r.name]
 		lm, ls := meanSD(rs, func(r result) float64 { return r.valLoss })
 		bm, bs := meanSD(rs, func(r result) float64 { return r.valBPB })
-		fmt.Printf("%-20s %10.1f %10.0f %10.4f ± %.4f %10.4f ± %.4f %8.0f\n", r.name,
+		bpb := fmt.Sprintf("%10.4f ± %.4f", bm, bs)
+		if c.tok == "" {
+			bpb = fmt.Sprintf("%18s", "-")
+		}
+		fmt.Printf("%-20s %10.1f %10.0f %10.4f ± %.4f %s %8.0f\n", r.name,
 			med(rs, func(r result) float64 { return r.ms }), med(rs, func(r result) float64 { return r.tokensS }),
-			lm, ls, bm, bs, med(rs, func(r result) float64 { return r.rssKB })/1024)
+			lm, ls, bpb, med(rs, func(r result) float64 { return r.rssKB })/1024)
 	}
 	if len(runs) < 2 {
 		return
@@ -103,7 +107,11 @@ func reportLM(c config, runs []run, all map[string][]result) {
 		lm, ls := meanSD(d, func(r result) float64 { return r.valLoss })
 		bm, bs := meanSD(d, func(r result) float64 { return r.valBPB })
 		n := math.Sqrt(float64(len(d)))
-		fmt.Printf("  %-20s val_loss %+.4f ± %.4f  val_bpb %+.4f ± %.4f  ms/step %.2fx\n", r.name, lm, ls/n, bm, bs/n,
+		bpb := fmt.Sprintf("  val_bpb %+.4f ± %.4f", bm, bs/n)
+		if c.tok == "" {
+			bpb = ""
+		}
+		fmt.Printf("  %-20s val_loss %+.4f ± %.4f%s  ms/step %.2fx\n", r.name, lm, ls/n, bpb,
 			med(rs, func(r result) float64 { return r.ms })/med(first, func(r result) float64 { return r.ms }))
 	}
 }
