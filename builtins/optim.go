@@ -326,6 +326,9 @@ func schedNew(kind string) impl {
 			sc = cpu.Constant{Rate: float32(base)}
 		case "step_decay":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma, "every", &every)
+			if err == nil && every < 1 {
+				err = fmt.Errorf("%s: every = %d: want at least 1 step between decays", b.Name(), every)
+			}
 			sc = cpu.StepDecay{Base: float32(base), Gamma: float32(gamma), Every: every}
 		case "exponential":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma)

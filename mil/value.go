@@ -102,8 +102,43 @@ func (f *Func) ConstValue(name string) *Value {
 
 // ArgValue returns the constant value of op's single-operand argument name: the literal written in place, or
 // the val of the const op it refers to. It returns nil when the argument is absent, is a tuple, or is not
-// constant.
+// constant. It scans f's ops; a backend that reads the arguments of many ops uses a Consts table.
 func (f *Func) ArgValue(op *Op, name string) *Value {
+	return argValue(op, name, f.ConstValue)
+}
+
+// Consts indexes the values of a function's const ops by result name, for reading many ops'
+// constant arguments in time linear in the program.
+type Consts map[string]*Value
+
+// Consts returns the table of f's const values. It reflects f as it is now.
+func (f *Func) Consts() Consts {
+	c := Consts{}
+	if f == nil {
+		return c
+	}
+	for _, op := range f.Ops {
+		if op == nil || op.Kind != "const" || len(op.Results) != 1 || op.Results[0] == nil {
+			continue
+		}
+		if _, dup := c[op.Results[0].Name]; dup {
+			continue // the first definition, as ConstValue finds it
+		}
+		var v *Value
+		if a := op.Attr("val"); a != nil {
+			v = a.Value
+		}
+		c[op.Results[0].Name] = v
+	}
+	return c
+}
+
+// ArgValue is Func.ArgValue through the table.
+func (c Consts) ArgValue(op *Op, name string) *Value {
+	return argValue(op, name, func(n string) *Value { return c[n] })
+}
+
+func argValue(op *Op, name string, lookup func(string) *Value) *Value {
 	a := op.Arg(name)
 	if a == nil || len(a.Operands) != 1 {
 		return nil
@@ -113,7 +148,7 @@ func (f *Func) ArgValue(op *Op, name string) *Value {
 		return o.Lit
 	}
 	if o.Ref != nil {
-		return f.ConstValue(o.Ref.Name)
+		return lookup(o.Ref.Name)
 	}
 	return nil
 }
@@ -216,14 +251,14 @@ func (v *Value) Str() (string, error) {
 	return v.Strs[0], nil
 }
 
-// shapeElements is the product of dims, or false when a dim is negative or the product overflows.
+// shapeElements is the product of dims, or false when a dim is negative or the product passes MaxElements.
 func shapeElements(shape []int) (int, bool) {
 	n := 1
 	for _, d := range shape {
 		if d < 0 {
 			return 0, false
 		}
-		if d != 0 && n > math.MaxInt32*64/d {
+		if d != 0 && n > MaxElements/d {
 			return 0, false
 		}
 		n *= d
