@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/anestar/anestar/ckpt"
 	"go.starlark.net/starlark"
@@ -30,7 +31,13 @@ func (s *session) processOutputs(_ *starlark.Thread, b *starlark.Builtin, args s
 		if path == "" {
 			continue
 		}
-		if err := writableOutput(path); err != nil {
+		check := path
+		if dry, err := s.makeOutDir(path); err != nil {
+			return nil, fmt.Errorf("%s: %s %s: %v", b.Name(), label, path, err)
+		} else if dry != "" {
+			check = dry // a dry run makes no folder: check that the nearest one that exists is writable
+		}
+		if err := writableOutput(check); err != nil {
 			return nil, fmt.Errorf("%s: %s %v", b.Name(), label, err)
 		}
 		if label == "checkpoint" && !s.cfg.DryRun {
@@ -40,6 +47,39 @@ func (s *session) processOutputs(_ *starlark.Thread, b *starlark.Builtin, args s
 		}
 	}
 	return starlark.None, nil
+}
+
+// outDir is the output folder of the run of script: out/NAME, NAME its file name without extension.
+func outDir(script string) string {
+	name := strings.TrimSuffix(filepath.Base(script), filepath.Ext(script))
+	if name == "" || name == "." || name == string(filepath.Separator) {
+		name = "run"
+	}
+	return filepath.Join("out", name)
+}
+
+// makeOutDir creates the folder of path when it is missing and lies inside the run's output folder
+// (process.out_dir): the one folder a run makes for itself. Other folders must exist (a typo in a
+// user's path is an error, not a new folder). A dry run creates nothing: it returns a path in the
+// nearest folder that exists, for writableOutput to check instead.
+func (s *session) makeOutDir(path string) (dry string, err error) {
+	dir := filepath.Clean(filepath.Dir(path))
+	out := outDir(s.cfg.Script)
+	if dir != out && !strings.HasPrefix(dir, out+string(filepath.Separator)) {
+		return "", nil
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if !s.cfg.DryRun {
+		return "", os.MkdirAll(dir, 0o755)
+	}
+	for {
+		dir = filepath.Dir(dir)
+		if _, err := os.Stat(dir); err == nil || dir == "." || dir == string(filepath.Separator) {
+			return filepath.Join(dir, filepath.Base(path)), nil
+		}
+	}
 }
 
 // writableOutput checks that a file can be written at path: its folder exists and is writable,

@@ -36,6 +36,7 @@ func (s *session) processModule() *moduleDef {
 			"args":    args,
 			"argv":    argv,
 			"script":  starlark.String(s.cfg.Script),
+			"out_dir": starlark.String(outDir(s.cfg.Script)),
 			"resume":  starlark.Bool(s.cfg.Resume),
 			"seed":    starlark.MakeUint64(s.cfg.Seed),
 			"quiet":   starlark.Bool(s.cfg.Quiet),
@@ -47,6 +48,10 @@ func (s *session) processModule() *moduleDef {
 			{sig: "argv", doc: "The command line process.exec restarts with, a tuple of strings."},
 			{sig: "script", doc: "The path of the script being run, as given: for finding files that ship beside it " +
 				"(paths in parameters are the user's, relative to the working directory)."},
+			{sig: "out_dir", doc: "The run's own output folder, out/SCRIPT (SCRIPT the script's file name without .star) in " +
+				"the working directory, as nanoGPT's out/: the default place of a script's checkpoint, metrics and cached files, " +
+				"so that runs of different scripts never share a file. process.outputs creates it (and folders inside it) " +
+				"when missing."},
 			{sig: "resume", doc: "True when the run was started with --resume: continue from the checkpoint."},
 			{sig: "seed", doc: "The seed of the run's random generator (--seed)."},
 			{sig: "quiet", doc: "True with --quiet."},
