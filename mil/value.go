@@ -173,26 +173,39 @@ func (v *Value) Float32s(w Weights) ([]float32, error) {
 }
 
 func (v *Value) blobFloat32s(w Weights) ([]float32, error) {
+	dt, data, err := v.blobData(w)
+	if err != nil {
+		return nil, err
+	}
+	return decodeFloat32s(dt, data)
+}
+
+// blobData finds v's blob in w and checks it against v's type (dtype and size, a dtype that decodes
+// to float32), without decoding it: the data's dtype and bytes.
+func (v *Value) blobData(w Weights) (DType, []byte, error) {
 	b := v.Blob
 	file, ok := w[b.Path]
 	if !ok {
-		return nil, fmt.Errorf("weight file %q not found", b.Path)
+		return Invalid, nil, fmt.Errorf("weight file %q not found", b.Path)
 	}
 	dt, data, err := ReadBlob(file, b.Offset)
 	if err != nil {
-		return nil, fmt.Errorf("weight file %q: %w", b.Path, err)
+		return Invalid, nil, fmt.Errorf("weight file %q: %w", b.Path, err)
 	}
 	if dt != v.Type.DType {
-		return nil, fmt.Errorf("weight file %q offset %d: blob holds %s, the value is %s", b.Path, b.Offset, dt, v.Type)
+		return Invalid, nil, fmt.Errorf("weight file %q offset %d: blob holds %s, the value is %s", b.Path, b.Offset, dt, v.Type)
+	}
+	if dt.Bits() == 0 || dt.Bits()%8 != 0 {
+		return Invalid, nil, fmt.Errorf("weight file %q offset %d: cannot decode %s data", b.Path, b.Offset, dt)
 	}
 	n, ok := shapeElements(v.Type.Shape)
 	if !ok {
-		return nil, fmt.Errorf("type %s: bad shape", v.Type)
+		return Invalid, nil, fmt.Errorf("type %s: bad shape", v.Type)
 	}
 	if want := uint64(n) * uint64(dt.Bits()/8); uint64(len(data)) != want {
-		return nil, fmt.Errorf("weight file %q offset %d: blob has %d bytes, %s needs %d", b.Path, b.Offset, len(data), v.Type, want)
+		return Invalid, nil, fmt.Errorf("weight file %q offset %d: blob has %d bytes, %s needs %d", b.Path, b.Offset, len(data), v.Type, want)
 	}
-	return decodeFloat32s(dt, data)
+	return dt, data, nil
 }
 
 // Ints returns the elements of v as ints; every element must be a whole number. A scalar gives one element.
