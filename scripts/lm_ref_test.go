@@ -23,20 +23,21 @@ type lmTol struct {
 // parameter's gradient and the losses of ten AdamW steps with clipping and the schedule.
 func TestLMAgainstPyTorch(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		mode  ane.Numerics
-		scale string
-		tol   lmTol
+		name, nseq string
+		mode       ane.Numerics
+		scale      string
+		tol        lmTol
 	}{
 		// fp32: nothing rounds to fp16; the differences are float32 against float64 (measured: logits and
 		// gradients about 1e-6, the curve 4e-8).
-		{"fp32", ane.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
+		{"fp32", "2", ane.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
+		{"fp32_one_sequence_per_eval", "1", ane.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
 		// fp16: every kernel op rounds to fp16 (a relative step of 2^-11), the loss gradient scaled by 1024
 		// (measured: logits 2e-3, gradients up to 3e-3, the curve 7e-5).
-		{"fp16", ane.FP16, "1024.0", lmTol{logits: 1e-2, loss: 1e-4, grad: 1e-2, curve: 1e-3}},
+		{"fp16", "2", ane.FP16, "1024.0", lmTol{logits: 1e-2, loss: 1e-4, grad: 1e-2, curve: 1e-3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res := runLMRef(t, c.mode, map[string]string{"loss_scale": c.scale})
+			res := runLMRef(t, c.mode, map[string]string{"loss_scale": c.scale, "nseq": c.nseq})
 			ref := func(name string) []float32 { return readNpy(t, filepath.Join("testdata", "lm_ref", name+".npy")) }
 			compareRel(t, "logits", tensorData(t, res.Globals["logits"]), ref("logits"), c.tol.logits)
 			loss, _ := starlark.AsFloat(res.Globals["loss"])
