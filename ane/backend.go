@@ -21,17 +21,35 @@ type Backend interface {
 	PeakFLOPS() float64
 }
 
-// Kernel is a compiled program with one surface per function input and per output.
-type Kernel interface {
+// Binding is one full set of surfaces of a compiled program: one per input of main and one per output,
+// of the program's types. Evaluating it runs the kernel's program on its surfaces and on no others, so
+// the bindings of one kernel are independent: writing one's inputs changes no other's outputs.
+type Binding interface {
 	// Inputs are the surfaces of main's inputs, in declaration order.
 	Inputs() []*Surface
 	// Outputs are the surfaces of main's outputs, in return order.
 	Outputs() []*Surface
 	// Eval runs the program once, reading the input surfaces and writing the output surfaces.
 	Eval(ctx context.Context) error
-	// Close releases the kernel and its surfaces; later calls to Eval, and accesses to its surfaces,
+	// Close releases the binding and its surfaces; later calls to Eval, and accesses to its surfaces,
 	// fail with an error wrapping ErrClosed. Read what you need from the outputs before closing.
+	// Closing twice is harmless.
 	Close() error
+}
+
+// Kernel is a compiled program. It is its own first binding: Inputs, Outputs and Eval are those of the
+// surfaces it was compiled with. Bind makes more bindings of the same compiled program, so that several
+// sets of surfaces (the layers of a model, each with its own weights in its inputs) share one compile.
+// Its methods and its bindings' may be called from several goroutines at once: a backend makes the
+// Evals of one kernel's bindings take turns where they share state.
+type Kernel interface {
+	Binding
+	// Bind returns a new binding of the kernel's program with surfaces of its own, read zero. It does
+	// not compile: the backend's compile count does not move. It fails with an error wrapping ErrClosed
+	// once the kernel is closed.
+	Bind() (Binding, error)
+	// Close releases the kernel, its surfaces and every binding made by Bind: later calls to Eval on
+	// any of them, and accesses to their surfaces, fail with an error wrapping ErrClosed.
 }
 
 // Numerics selects how the emulator rounds.
@@ -49,5 +67,6 @@ type Options struct {
 	CheckNumerics bool     // report the first op whose output holds inf or NaN (emulator)
 }
 
-// ErrClosed is returned (wrapped) by Eval on a kernel that has been closed.
+// ErrClosed is returned (wrapped) by Eval on a kernel or binding that has been closed, and by accesses
+// to its surfaces.
 var ErrClosed = errors.New("kernel is closed")

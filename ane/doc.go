@@ -9,6 +9,9 @@
 //     List reports every registered backend and, for those that cannot run here, why not.
 //   - A Kernel owns one Surface per input of the program's main function and one per output. Eval reads
 //     the input surfaces and writes the output surfaces; Close releases the kernel.
+//   - A Binding is a further full set of a kernel's surfaces (Kernel.Bind), evaluated with the same
+//     compiled program: N layers of a model share one compile and keep their weights in their own
+//     binding. A Kernel is its own first binding; closing it closes every binding it made.
 //   - A Surface is an exact-size buffer holding one [1,C,1,S] tensor (or any tensor, split into channels
 //     along its first non-unit-batch axis) in fp16 or fp32, packed channel-first. Its methods read and
 //     write channel ranges as float32 (WriteChannels, ReadChannels), copy channel ranges between surfaces

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -81,7 +82,7 @@ func Open(name string, opts Options) (Backend, error) {
 		for _, s := range List() {
 			names = append(names, s.Name)
 		}
-		return nil, fmt.Errorf("unknown backend %q (known: auto, %v)", name, names)
+		return nil, fmt.Errorf("unknown backend %q (known: auto, %s)", name, strings.Join(names, ", "))
 	}
 	if e.Probe != nil {
 		if err := e.Probe(); err != nil {

@@ -1,6 +1,7 @@
 package builtins
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -60,13 +61,9 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 		s.kernels = append(s.kernels, k)
 	}
 	p.sealed = true
-	kv := &kernel{s: s, k: k}
-	for _, in := range k.Inputs() {
-		kv.inputs = append(kv.inputs, &surface{s: in})
-	}
-	for _, out := range k.Outputs() {
-		kv.outputs = append(kv.outputs, &surface{s: out})
-	}
+	kv := &kernel{k: k, where: p.where}
+	kv.binding = binding{s: s, b: k, owner: kv, methods: kernelMethods}
+	kv.wrapSurfaces()
 	return kv, nil
 }
 
@@ -103,38 +100,80 @@ func (s *session) aneQuery(f func(ane.Backend) starlark.Value) impl {
 	}
 }
 
-// kernel is a compiled program.
-type kernel struct {
+// binding is one set of a kernel's surfaces: the kernel's own (embedded in kernel, which gets its
+// Starlark methods from it) or one made by kernel.bind().
+type binding struct {
 	s               *session
-	k               ane.Kernel
-	inputs, outputs []*surface
-	evals           int
-	closed          bool
+	b               ane.Binding
+	owner           *kernel    // the kernel whose program it runs
+	methods         *methodSet // kernelMethods for the kernel's own, else bindingMethods
+	inputs, outputs []*surface // its surfaces
+	evals           int        // evals so far
+	closed          bool       // close() was called (for the kernel's own: the kernel was closed)
 }
 
-// surface is one input or output buffer of a kernel.
+// kernel is a compiled program; it is its own first binding.
+type kernel struct {
+	binding
+	k     ane.Kernel
+	where map[string]string // op result name -> the script line that built it (the program's where)
+}
+
+// surface is one input or output buffer of a kernel or binding.
 type surface struct{ s *ane.Surface }
 
 var (
 	_ starlark.HasAttrs = (*kernel)(nil)
+	_ starlark.HasAttrs = (*binding)(nil)
 	_ starlark.HasAttrs = (*surface)(nil)
+)
+
+// wrapSurfaces makes the Starlark surfaces of bd's ane.Binding.
+func (bd *binding) wrapSurfaces() {
+	for _, in := range bd.b.Inputs() {
+		bd.inputs = append(bd.inputs, &surface{s: in})
+	}
+	for _, out := range bd.b.Outputs() {
+		bd.outputs = append(bd.outputs, &surface{s: out})
+	}
+}
+
+// The members kernels and bindings share.
+var (
+	inputsMember  = fnDef{sig: "inputs", doc: "The input surfaces, in declaration order, a list."}
+	outputsMember = fnDef{sig: "outputs", doc: "The output surfaces, in return order, a list."}
+	evalsMember   = fnDef{sig: "evals", doc: "The number of evals so far."}
 )
 
 var kernelType = &typeDef{
 	name: "kernel",
-	doc:  "A compiled program (from ane.compile) with one surface per input and per output of main.",
+	doc: "A compiled program (from ane.compile) with one surface per input and per output of main. bind() " +
+		"makes further sets of surfaces evaluated with the same compiled program, without compiling again.",
 	members: []fnDef{
-		{sig: "inputs", doc: "The input surfaces, in declaration order, a list."},
-		{sig: "outputs", doc: "The output surfaces, in return order, a list."},
-		{sig: "evals", doc: "The number of evals so far."},
-		{sig: "eval()", doc: "Runs the program once: reads the input surfaces, writes the output surfaces. A cancelled run stops it.", fn: kernelEval},
-		{sig: "close()", doc: "Releases the kernel and its surfaces: later evals, and reads and writes of its surfaces, are errors (on the emulator the memory goes to the next compiles). Kernels are closed when the run ends.", fn: kernelClose},
+		inputsMember, outputsMember, evalsMember,
+		{sig: "eval()", doc: "Runs the program once: reads the input surfaces, writes the output surfaces. A cancelled run stops it.", fn: bindingEval},
+		{sig: "bind()", doc: "A new binding: a full set of input and output surfaces of the program's types, read zero, evaluated " +
+			"with this compiled program (one request each on the ANE). The layers of a model share one kernel and keep their weights " +
+			"in their own binding's inputs. It does not compile: ane.compiles() does not move.", fn: kernelBind},
+		{sig: "close()", doc: "Releases the kernel, its surfaces and every binding made by bind(): later evals, and reads and writes of their surfaces, are errors (on the emulator the memory goes to the next compiles). Kernels are closed when the run ends.", fn: bindingClose},
+	},
+}
+
+var bindingType = &typeDef{
+	name: "binding",
+	doc: "A set of surfaces of a compiled kernel (from kernel.bind()), evaluated with the kernel's program. Its surfaces work " +
+		"everywhere a kernel's do; writing one binding's inputs changes no other binding's outputs. Evals of a kernel and its " +
+		"bindings take turns.",
+	members: []fnDef{
+		inputsMember, outputsMember, evalsMember,
+		{sig: "eval()", doc: "Runs the kernel's program once on this binding: reads its input surfaces, writes its output surfaces.", fn: bindingEval},
+		{sig: "close()", doc: "Releases the binding and its surfaces: later evals, and reads and writes of its surfaces, are errors. The kernel and its other bindings are untouched; closing the kernel closes its bindings.", fn: bindingClose},
 	},
 }
 
 var surfaceType = &typeDef{
 	name: "surface",
-	doc: "The buffer of one kernel input or output, exactly the size of its tensor: C channels of S values " +
+	doc: "The buffer of one input or output of a kernel or binding, exactly the size of its tensor: C channels of S values " +
 		"(for a [1, C, 1, S] tensor), fp16 or fp32. Writes convert from float32 (fp16 rounds half to even).",
 	members: []fnDef{
 		{sig: "name", doc: "The MIL name of the input or output."},
@@ -154,27 +193,36 @@ var surfaceType = &typeDef{
 
 var (
 	kernelMethods  = newMethodSet(kernelType)
+	bindingMethods = newMethodSet(bindingType)
 	surfaceMethods = newMethodSet(surfaceType)
 )
 
-func (k *kernel) String() string {
-	return fmt.Sprintf("kernel(%d inputs, %d outputs)", len(k.inputs), len(k.outputs))
+func (bd *binding) String() string {
+	return fmt.Sprintf("%s(%d inputs, %d outputs)", bd.Type(), len(bd.inputs), len(bd.outputs))
 }
-func (k *kernel) Type() string          { return "kernel" }
-func (k *kernel) Freeze()               {}
-func (k *kernel) Truth() starlark.Bool  { return true }
-func (k *kernel) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: kernel") }
-func (k *kernel) AttrNames() []string   { return kernelMethods.names }
-func (k *kernel) Attr(name string) (starlark.Value, error) {
+func (bd *binding) Type() string          { return bd.methods.def.name }
+func (bd *binding) Freeze()               {}
+func (bd *binding) Truth() starlark.Bool  { return true }
+func (bd *binding) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: %s", bd.Type()) }
+func (bd *binding) AttrNames() []string   { return bd.methods.names }
+func (bd *binding) Attr(name string) (starlark.Value, error) {
+	if v := bd.field(name); v != nil {
+		return v, nil
+	}
+	return bd.methods.bind(bd, name), nil
+}
+
+// field returns the value of the fields kernels and bindings share, or nil.
+func (bd *binding) field(name string) starlark.Value {
 	switch name {
 	case "inputs":
-		return surfList(k.inputs), nil
+		return surfList(bd.inputs)
 	case "outputs":
-		return surfList(k.outputs), nil
+		return surfList(bd.outputs)
 	case "evals":
-		return starlark.MakeInt(k.evals), nil
+		return starlark.MakeInt(bd.evals)
 	}
-	return kernelMethods.bind(k, name), nil
+	return nil
 }
 
 func surfList(ss []*surface) *starlark.List {
@@ -185,33 +233,70 @@ func surfList(ss []*surface) *starlark.List {
 	return starlark.NewList(l)
 }
 
-func kernelEval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	k := b.Receiver().(*kernel)
+// recvBinding is the binding a kernel or binding method was called on (for a kernel, its own).
+func recvBinding(b *starlark.Builtin) *binding { return b.Receiver().(*binding) }
+
+// closedErr says why bd cannot be used, or is nil when it can.
+func (bd *binding) closedErr(fn string) error {
+	switch {
+	case bd == &bd.owner.binding && bd.closed:
+		return fmt.Errorf("%s: the kernel is closed", fn)
+	case bd.closed:
+		return fmt.Errorf("%s: the binding is closed", fn)
+	case bd.owner.closed:
+		return fmt.Errorf("%s: its kernel is closed", fn)
+	}
+	return nil
+}
+
+func bindingEval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	bd := recvBinding(b)
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
 		return nil, err
 	}
-	if k.closed {
-		return nil, fmt.Errorf("%s: the kernel is closed", b.Name())
+	if err := bd.closedErr(b.Name()); err != nil {
+		return nil, err
 	}
-	if err := k.k.Eval(k.s.ctx); err != nil {
+	if err := bd.b.Eval(bd.s.ctx); err != nil {
+		var ne *ane.NumericsError
+		if errors.As(err, &ne) && bd.owner.where[ne.Op] != "" {
+			return nil, fmt.Errorf("%s: %w (op %q was built at %s)", b.Name(), err, ne.Op, bd.owner.where[ne.Op])
+		}
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	k.evals++
+	bd.evals++
 	return starlark.None, nil
 }
 
-func kernelClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	k := b.Receiver().(*kernel)
+func bindingClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	bd := recvBinding(b)
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
 		return nil, err
 	}
-	if !k.closed {
-		k.closed = true
-		if err := k.k.Close(); err != nil {
+	if !bd.closed {
+		bd.closed = true
+		if err := bd.b.Close(); err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
 	}
 	return starlark.None, nil
+}
+
+func kernelBind(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	k := recvBinding(b).owner
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	if err := k.closedErr(b.Name()); err != nil {
+		return nil, err
+	}
+	nb, err := k.k.Bind()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	bd := &binding{s: k.s, b: nb, owner: k, methods: bindingMethods}
+	bd.wrapSurfaces()
+	return bd, nil
 }
 
 func (s *surface) String() string {

@@ -27,6 +27,7 @@
 //
 //	mil.program, mil.var  a program under construction and its values
 //	kernel, surface       a compiled program and its input and output buffers
+//	binding               a further set of a kernel's buffers (kernel.bind()), run with the same compile
 //	Tensor                a float32 array with a shape; views share storage
 //	queue                 a serial queue of host math beside the script; holds the tensors its pending jobs use
 //	optimizer, schedule   an optimizer over named tensors; a learning-rate function of the step

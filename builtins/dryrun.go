@@ -121,26 +121,15 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	if stack := thread.CallStack(); len(stack) > 2 && stack[0].Name == "<toplevel>" {
 		c.From = stack[0].Pos.String()
 	}
-	k := &dryKernel{where: c.Pos}
-	for _, v := range c.Inputs {
-		sf, err := ane.NewHeapSurface(v.Name, v.Type)
-		if err != nil {
-			return nil, fmt.Errorf("%s: input %v", fn, err)
-		}
-		k.inputs = append(k.inputs, sf)
-	}
-	for _, v := range c.Outputs {
-		sf, err := ane.NewHeapSurface(v.Name, v.Type)
-		if err != nil {
-			return nil, fmt.Errorf("%s: output %v", fn, err)
-		}
-		k.outputs = append(k.outputs, sf)
+	k, err := newDryKernel(c.Pos, c.Inputs, c.Outputs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", fn, err)
 	}
 	s.checked = append(s.checked, c)
 	return k, nil
 }
 
-// dryKernel is the kernel of a dry run: real surfaces, no program.
+// dryKernel is the kernel of a dry run, and each of its bindings: real surfaces, no program.
 type dryKernel struct {
 	where           string // the ane.compile call
 	inputs, outputs []*ane.Surface
@@ -148,9 +137,45 @@ type dryKernel struct {
 
 var _ ane.Kernel = (*dryKernel)(nil)
 
+// newDryKernel makes heap surfaces of the types of ins and outs.
+func newDryKernel(where string, ins, outs []*mil.Var) (*dryKernel, error) {
+	k := &dryKernel{where: where}
+	for _, v := range ins {
+		sf, err := ane.NewHeapSurface(v.Name, v.Type)
+		if err != nil {
+			return nil, fmt.Errorf("input %v", err)
+		}
+		k.inputs = append(k.inputs, sf)
+	}
+	for _, v := range outs {
+		sf, err := ane.NewHeapSurface(v.Name, v.Type)
+		if err != nil {
+			return nil, fmt.Errorf("output %v", err)
+		}
+		k.outputs = append(k.outputs, sf)
+	}
+	return k, nil
+}
+
 func (k *dryKernel) Inputs() []*ane.Surface  { return k.inputs }
 func (k *dryKernel) Outputs() []*ane.Surface { return k.outputs }
 func (k *dryKernel) Close() error            { return nil }
+
+// Bind makes another set of surfaces of the same types, which cannot be evaluated either.
+func (k *dryKernel) Bind() (ane.Binding, error) {
+	vars := func(ss []*ane.Surface) []*mil.Var {
+		var vs []*mil.Var
+		for _, s := range ss {
+			vs = append(vs, &mil.Var{Name: s.Name(), Type: s.Type()})
+		}
+		return vs
+	}
+	b, err := newDryKernel(k.where, vars(k.inputs), vars(k.outputs))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
 
 // Eval is an error: a dry run checks programs and compiles nothing.
 func (k *dryKernel) Eval(context.Context) error {

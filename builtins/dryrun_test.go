@@ -26,7 +26,7 @@ func TestDryRun(t *testing.T) {
 		// One conv and six consts (the weight and five conv attributes); the weight file is a 64-byte
 		// header, a 64-byte blob descriptor and the 3x2 fp16 values (12 bytes) padded to 64.
 		"testdata/dryrun.star:14:16: (x tensor<fp16, [1, 2, 1, 4]>) -> (y tensor<fp16, [1, 3, 1, 4]>), 1 ops, 6 consts, 192 weight bytes",
-		"testdata/dryrun.star:26:21: (x tensor<fp32, [1, 1, 1, 2]>) -> (z tensor<fp32, [1, 1, 1, 2]>), 1 ops, 1 consts, 0 weight bytes",
+		"testdata/dryrun.star:29:21: (x tensor<fp32, [1, 1, 1, 2]>) -> (z tensor<fp32, [1, 1, 1, 2]>), 1 ops, 1 consts, 0 weight bytes",
 	}
 	for i, c := range res.Checked {
 		if got := c.String(); got != want[i] {

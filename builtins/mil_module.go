@@ -25,11 +25,12 @@ func (s *session) milModule() *moduleDef {
 
 // milProgram is a program under construction, or a parsed one.
 type milProgram struct {
-	b      *mil.Builder // nil for a parsed program
-	parsed *mil.Program // set by mil.parse
-	inputs []*milVar    // declared inputs
-	outs   []*milVar    // declared outputs
-	sealed bool         // compiled: no more changes
+	b      *mil.Builder      // nil for a parsed program
+	parsed *mil.Program      // set by mil.parse
+	inputs []*milVar         // declared inputs
+	outs   []*milVar         // declared outputs
+	sealed bool              // compiled: no more changes
+	where  map[string]string // op result name -> the script position ("file:line:col") of the call that built it
 }
 
 // milVar is a named, typed value of one program.
@@ -60,6 +61,7 @@ var programType = &typeDef{
 		{sig: "op(kind, name = \"\", **args)", doc: "Adds an op of any kind by name, as the op methods do.", fn: progOp},
 		{sig: "output(*vars)", doc: "Adds vars to main's results, in order.", fn: progOutput},
 		{sig: "text()", doc: "Checks the program and returns its MIL text.", fn: progText},
+		{sig: "save(dir)", doc: "Checks the program and writes it with its weights as a model directory: DIR/model.mil and the weight files under DIR/weights/, the layout the ANE backend stages; `anestar mil run DIR` runs it outside a script.", fn: progSave},
 	},
 }
 
@@ -108,7 +110,7 @@ func (p *milProgram) Attr(name string) (starlark.Value, error) {
 	if _, ok := mil.LookupOp(name); ok {
 		kind := name
 		return starlark.NewBuiltin("mil.program."+name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			return p.addOp(b.Name(), kind, args, kwargs)
+			return p.addOp(th, b.Name(), kind, args, kwargs)
 		}), nil
 	}
 	return nil, nil
@@ -356,7 +358,7 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	return &milVar{p: p, v: v}, nil
 }
 
-func progOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func progOp(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	p := recvProgram(b)
 	if len(args) < 1 {
 		return nil, fmt.Errorf("%s: missing the op kind", b.Name())
@@ -368,11 +370,12 @@ func progOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	if _, ok := mil.LookupOp(kind); !ok {
 		return nil, fmt.Errorf("%s: unknown op %q (mil.ops() lists them)", b.Name(), kind)
 	}
-	return p.addOp(b.Name()+"("+kind+")", kind, args[1:], kwargs)
+	return p.addOp(th, b.Name()+"("+kind+")", kind, args[1:], kwargs)
 }
 
-// addOp converts the Starlark arguments and adds an op of the given kind.
-func (p *milProgram) addOp(fn, kind string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+// addOp converts the Starlark arguments and adds an op of the given kind, remembering the script line of
+// the call for errors that name the op later (a numerics check names its result).
+func (p *milProgram) addOp(th *starlark.Thread, fn, kind string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("%s: pass the op's arguments by name, e.g. x = v", fn)
 	}
@@ -401,6 +404,14 @@ func (p *milProgram) addOp(fn, kind string, args starlark.Tuple, kwargs []starla
 	vs, err := bl.Op(kind, name, margs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", fn, err)
+	}
+	if th != nil && th.CallStackDepth() > 1 {
+		if p.where == nil {
+			p.where = map[string]string{}
+		}
+		for _, v := range vs {
+			p.where[v.Name] = th.CallFrame(1).Pos.String()
+		}
 	}
 	if len(vs) == 1 {
 		return &milVar{p: p, v: vs[0]}, nil
@@ -506,6 +517,22 @@ func progText(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, err
 	}
 	return starlark.String(mil.Print(prog)), nil
+}
+
+func progSave(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	p := recvProgram(b)
+	var dir string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "dir", &dir); err != nil {
+		return nil, err
+	}
+	prog, w, err := p.build(b.Name())
+	if err != nil {
+		return nil, err
+	}
+	if err := mil.WriteModelDir(dir, prog, w); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", b.Name(), dir, err)
+	}
+	return starlark.None, nil
 }
 
 // opsReference writes the op table for the reference page.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -24,6 +25,10 @@ func Decode(data []byte) (*File, error) {
 		return nil, &FormatError{Offset: int64(len(data)), Msg: fmt.Sprintf("file of %d bytes is too short for the 8-byte header length", len(data))}
 	}
 	n := binary.LittleEndian.Uint64(data)
+	if n > uint64(len(data)-8) && len(data) > 8 && !strings.ContainsRune("{ \t\r\n", rune(data[8])) {
+		// An impossible header length and no JSON object where the header would start: some other file.
+		return nil, &FormatError{Offset: 8, Msg: fmt.Sprintf("not a safetensors file (no JSON header: %q where '{' starts it)", data[8])}
+	}
 	if n > MaxHeader {
 		return nil, &FormatError{Msg: fmt.Sprintf("header length %d exceeds the limit of %d bytes", n, MaxHeader)}
 	}

@@ -133,3 +133,11 @@ func TestFormatErrorText(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// A file of another kind (text, here) is named as not a safetensors file, not as a huge header length.
+func TestDecodeOtherFile(t *testing.T) {
+	_, err := Decode([]byte("# anestar\n\nanestar trains neural networks"))
+	if err == nil || !strings.Contains(err.Error(), "not a safetensors file") {
+		t.Fatalf("Decode(text) = %v, want a \"not a safetensors file\" error", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,7 +15,7 @@ import (
 // Every implementation validates its arguments the same way and passes the
 // same conformance test.
 type BLAS interface {
-	// Name is the implementation's name: "accelerate", "openblas" or "gonum".
+	// Name is the implementation's name: "accelerate", "openblas", "gonum" or "reference".
 	Name() string
 	// Sgemm computes C = alpha*op(A)*op(B) + beta*C on row-major matrices;
 	// see the package function Sgemm.
@@ -23,7 +24,8 @@ type BLAS interface {
 }
 
 // BLASEnv is the environment variable that forces one implementation
-// (accelerate, openblas or gonum); empty or "auto" picks the first that loads.
+// (accelerate, openblas, gonum or reference); empty or "auto" picks the first
+// of accelerate, openblas and gonum that loads.
 const BLASEnv = "ANESTAR_BLAS"
 
 // blasOrder lists the implementations in the order "auto" tries them.
@@ -152,7 +154,8 @@ func checkMatrix(name string, rows, cols int, s []float32, ld int) error {
 
 // loaders opens each implementation this build knows, by name.
 var loaders = map[string]func() (*library, error){
-	"gonum": loadGonum,
+	"gonum":       loadGonum,
+	ReferenceBLAS: loadReference,
 }
 
 // loaded caches each implementation's first load result.
@@ -180,7 +183,7 @@ func loadLibrary(name string) (*library, error) {
 	load, ok := loaders[name]
 	if !ok {
 		if !isBLASName(name) {
-			return nil, fmt.Errorf("cpu: unknown BLAS %q (want %s or auto)", name, strings.Join(blasOrder, ", "))
+			return nil, fmt.Errorf("cpu: unknown BLAS %q (want %s, %s or auto)", name, strings.Join(blasOrder, ", "), ReferenceBLAS)
 		}
 		return nil, fmt.Errorf("cpu: BLAS %q is not available in this build", name)
 	}
@@ -193,12 +196,7 @@ func loadLibrary(name string) (*library, error) {
 }
 
 func isBLASName(name string) bool {
-	for _, n := range blasOrder {
-		if n == name {
-			return true
-		}
-	}
-	return false
+	return name == ReferenceBLAS || slices.Contains(blasOrder, name)
 }
 
 // selection is the current implementation, or why there is none.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,11 +13,11 @@ import (
 // forEachBLAS runs f on every implementation that loads here, skipping the
 // ones that do not with the reason.
 func forEachBLAS(t *testing.T, f func(t *testing.T, lib BLAS)) {
-	for _, name := range blasOrder {
+	for _, name := range append(slices.Clone(blasOrder), ReferenceBLAS) {
 		t.Run(name, func(t *testing.T) {
 			lib, err := LoadBLAS(name)
 			if err != nil {
-				if name == "gonum" {
+				if name == "gonum" || name == ReferenceBLAS {
 					t.Fatal(err)
 				}
 				t.Skipf("%s not available here: %v", name, err)
@@ -283,4 +284,62 @@ func BenchmarkSgemm2048x768x512(b *testing.B) {
 			benchSgemm(b, lib)
 		})
 	}
+}
+
+// The reference gemm sums every element in one fixed order whatever the product's blocking or transpose
+// flags — the property the emulator's exactness tests rely on: a product computed whole, by row blocks, by
+// column blocks, or transposed with its operands swapped (C^T = B^T A^T) gives the same bits.
+func TestReferenceSgemmFixedOrder(t *testing.T) {
+	lib, err := LoadBLAS(ReferenceBLAS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const m, n, k = 13, 11, 37
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	for i := range b {
+		b[i] = float32(rng.NormFloat64())
+	}
+	whole := make([]float32, m*n)
+	if err := lib.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, whole, n); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, got []float32) {
+		t.Helper()
+		for i := range whole {
+			if math.Float32bits(got[i]) != math.Float32bits(whole[i]) {
+				t.Fatalf("%s: element %d = %v, whole product %v", what, i, got[i], whole[i])
+			}
+		}
+	}
+	rows := make([]float32, m*n)
+	for r0 := 0; r0 < m; r0 += 4 {
+		r1 := min(r0+4, m)
+		if err := lib.Sgemm(false, false, r1-r0, n, k, 1, a[r0*k:], k, b, n, 0, rows[r0*n:], n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("row blocks", rows)
+	cols := make([]float32, m*n)
+	for c0 := 0; c0 < n; c0 += 3 {
+		c1 := min(c0+3, n)
+		if err := lib.Sgemm(false, false, m, c1-c0, k, 1, a, k, b[c0:], n, 0, cols[c0:], n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("column blocks", cols)
+	ct := make([]float32, n*m) // C^T = B^T A^T, with A and B read through the transpose flags
+	if err := lib.Sgemm(true, true, n, m, k, 1, b, n, a, k, 0, ct, m); err != nil {
+		t.Fatal(err)
+	}
+	tr := make([]float32, m*n)
+	for i := range m {
+		for j := range n {
+			tr[i*n+j] = ct[j*m+i]
+		}
+	}
+	check("transposed", tr)
 }

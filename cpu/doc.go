@@ -10,7 +10,8 @@
 // [EncodeF16To] and [DecodeF16To] do the same on the calling goroutine
 // without allocating, for callers that parallelise themselves. On amd64
 // the bulk conversions use the F16C instructions, bit for bit equal to the
-// scalar definitions. The CPU features are detected once (cpuid_amd64.go);
+// scalar definitions; the build tag noasm (gonum's own, so one tag switches
+// both) leaves every assembly path out for the plain Go fallbacks. The CPU features are detected once (cpuid_amd64.go);
 // [HasAVX2] shares that answer with other packages' AVX2 code, such as the
 // emulator's vector exp.
 //

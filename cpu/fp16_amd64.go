@@ -1,3 +1,5 @@
+//go:build !noasm
+
 package cpu
 
 // On amd64 the bulk half-precision conversions use the F16C instructions (VCVTPS2PH with round to

@@ -1,3 +1,5 @@
+//go:build !noasm
+
 #include "textflag.h"
 
 // func roundF16F16C(dst, src *float32, n int)

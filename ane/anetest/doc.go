@@ -13,6 +13,11 @@
 //   - Kernels: the six kernels of the reference training program and the dynamic-weight kernels
 //     (internal/refkernels), at small sizes, against float64 formulas of RMSNorm, causal attention, the
 //     SiLU-gated FFN and their backward passes.
+//   - Bindings: further bindings of one kernel (Kernel.Bind) have surfaces of the kernel's types that
+//     read zero, are independent (each evaluates its own inputs into its own outputs, whatever the order
+//     of evals, and writing one's inputs changes no other's outputs), evaluate bit for bit like the
+//     kernel's own surfaces, may be evaluated from several goroutines at once, fail with ErrClosed after
+//     their own Close or the kernel's, and never move the compile count.
 //
 // The suite needs only the ane.Backend interface, so a backend's own test calls it unchanged:
 //

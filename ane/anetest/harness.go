@@ -19,6 +19,7 @@ func Run(t *testing.T, b ane.Backend) {
 	t.Run("Surfaces", func(t *testing.T) { testSurfaces(t, b) })
 	t.Run("Failures", func(t *testing.T) { testFailures(t, b) })
 	t.Run("Kernels", func(t *testing.T) { testKernels(t, b) })
+	t.Run("Bindings", func(t *testing.T) { testBindings(t, b) })
 }
 
 // tin is one input of a test program.
@@ -91,7 +92,7 @@ func readAll(t testing.TB, s *ane.Surface) []float32 {
 }
 
 // evalOnce runs k once with a background context.
-func evalOnce(t testing.TB, k ane.Kernel) {
+func evalOnce(t testing.TB, k ane.Binding) {
 	t.Helper()
 	if err := k.Eval(context.Background()); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,9 @@ package emulator
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/cpu"
@@ -96,5 +98,83 @@ func BenchmarkKernels(b *testing.B) {
 				b.ReportMetric(k.FLOPs()/sec/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// BenchmarkBindings compares two ways of running one program for each of 12 layers: 12 bindings of
+// one compiled kernel, and 12 compiled copies, for the dynamic-weights attention forward at dim 256,
+// 4 heads, seq 128 (hidden 704 sizes the FFN, which this kernel does not have). It reports the time
+// to make the 12 (one compile and 11 Binds, or 12 compiles), the bytes they allocate and the bytes
+// they keep live (heap after a collection; the backend's shared scratch is part of it, reported alone
+// too), the compiles, and the time of one eval of each of the 12.
+//
+//	OPENBLAS_CORETYPE=SkylakeX go test -run - -bench Bindings -benchtime 20x ./ane/emulator
+func BenchmarkBindings(b *testing.B) {
+	b.Logf("BLAS: %s", cpu.BLASName())
+	const layers = 12
+	rk, err := refkernels.SDPAFwdDynamic(refkernels.Config{Dim: 256, Hidden: 704, Heads: 4, Seq: 128})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"bindings", "copies"} {
+		b.Run(mode, func(b *testing.B) {
+			be := New(ane.Options{})
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			var all []ane.Binding
+			for i := range layers {
+				var bd ane.Binding
+				var err error
+				if mode == "copies" || i == 0 {
+					bd, err = be.Compile(rk.Program, rk.Weights)
+				} else {
+					bd, err = all[0].(*Kernel).Bind()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				all = append(all, bd)
+			}
+			made := time.Since(start)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			defer func() {
+				for i := len(all) - 1; i >= 0; i-- {
+					all[i].Close()
+				}
+			}()
+			rng := rand.New(rand.NewPCG(7, 8))
+			for _, bd := range all {
+				in := bd.Inputs()[0]
+				vals := make([]float32, in.Channels()*in.Spatial())
+				for i := range vals {
+					vals[i] = float32(rng.Float64()*2-1) * 0.1
+				}
+				if err := in.WriteChannels(0, in.Channels(), vals); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			evalAll := func() {
+				for _, bd := range all {
+					if err := bd.Eval(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			evalAll()
+			b.ResetTimer()
+			for range b.N {
+				evalAll()
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1e3, "ms/12evals")
+			b.ReportMetric(made.Seconds()*1e3, "make-ms")
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc), "make-alloc-B")
+			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)), "live-B")
+			b.ReportMetric(float64(be.ar.scratchBytes()), "scratch-B")
+			b.ReportMetric(float64(be.Compiles()), "compiles")
+		})
 	}
 }

@@ -6,7 +6,9 @@
 // once (fp16 consts become float32 holding fp16 values), orders the ops and preallocates every
 // intermediate buffer. The resulting Kernel holds a list of steps, one per op, each a closure over its
 // buffers; Eval copies the input surfaces into their buffers, runs the steps, and copies the results to
-// the output surfaces, allocating nothing. Reshape, expand_dims, squeeze and slices or splits that are
+// the output surfaces, allocating nothing. Kernel.Bind makes further Bindings: surfaces of their own
+// and the transfers between them and the same plan (binding.go), so a binding costs its surface memory
+// only and its Eval allocates nothing either; all of them take turns, as they share the plan. Reshape, expand_dims, squeeze and slices or splits that are
 // contiguous share their input's buffer instead of copying.
 //
 // Memory (plan.go): op results take their buffers from a pool at compile time, and a buffer whose
@@ -22,8 +24,10 @@
 // bytes directly with the vectorised conversions of package cpu; an output that is a concat of whole
 // channel blocks is written from its parts (output_concat.go): the concat never runs and has no buffer.
 //
-// Fusion (fuse.go): before compiling, the compiler finds op chains that it runs as one step with the
-// same bits as the separate ops: causal attention scores, matmul → mul(scale) → add(mask) → softmax,
+// Fusion (fuse.go): before compiling, the compiler finds op chains that it runs as one step, computing
+// exactly what the separate ops compute (the same operations on the same values in the same order, so
+// the same bits wherever each product's sums are formed in one fixed order, as by cpu's reference gemm,
+// on which the tests prove it): causal attention scores, matmul → mul(scale) → add(mask) → softmax,
 // computed per head, by blocks of rows up to the block's longest unmasked prefix, with the softmax over
 // each row's unmasked prefix only (fuse_attention.go, which
 // proves per row, by a Cauchy–Schwarz bound, that the masked entries come out exactly 0, and otherwise
@@ -32,6 +36,12 @@
 // read only by matmuls becomes a flipped transpose flag, one of a matmul's result a product with its
 // operands swapped. Intermediate values of a chain are never stored. With CheckNumerics nothing is
 // fused, so that the first non-finite result is named exactly.
+//
+// Determinism: with one binary, one machine and one BLAS, the same program and inputs give the same
+// bits on every Eval and in every process (resume after a restart is exact). Across machines and BLASes
+// results agree within fp16 rounding, not bit for bit: a BLAS may sum a product computed by row blocks,
+// or with its operands transposed, in another order than the whole product (OpenBLAS's kernels differ by
+// CPU model; gonum blocks by shape), so a fused chain and the separate ops can differ in the last bit.
 //
 // Numerics (ane.Options.Numerics):
 //
@@ -48,7 +58,8 @@
 // batched matmuls (one product per head) run their batches in parallel, one cpu.SgemmSerial each;
 // general convs gather patches (im2col) first. exp, sigmoid, silu and softmax run exp32's operations
 // inline over whole slices (expShifted), bit for bit; on amd64 with AVX2 eight at a time in assembly
-// (fastmath_amd64.s), with the same operations in the same order, so the bits do not change. Elementwise ops, reductions, softmax, transposes and
+// (fastmath_amd64.s), with the same operations in the same order, so the bits do not change (the
+// noasm build tag leaves the assembly out). Elementwise ops, reductions, softmax, transposes and
 // surface transfers are split over a fixed pool of GOMAXPROCS goroutines. In FP16 mode elementwise ops
 // and batched matmuls round each piece of their result as they finish it (vectorised, cpu.RoundF16To);
 // other ops get a separate parallel rounding pass. Eval checks its context between ops. PeakFLOPS is

@@ -1,3 +1,5 @@
+//go:build !noasm
+
 #include "textflag.h"
 
 // Offsets of the constants in the table (32 bytes each).

@@ -2,7 +2,11 @@ package emulator
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/internal/refkernels"
 )
 
 // With row blocks smaller than the sequence, each head's product is computed block by block up to the
@@ -18,4 +22,56 @@ func TestFusedAttentionRowBlocks(t *testing.T) {
 			TestFusedAttentionFallbackRows(t)
 		})
 	}
+}
+
+// The exactness checks can fail: a deliberately wrong rewrite of the causal attention chain — one row
+// block skipped (the fused step's results for the second block of rows of head 0 never written) — is
+// caught by the fixed-order comparison with the separate ops.
+func TestExactnessChecksCatchWrongRewrites(t *testing.T) {
+	fixedOrderGemm(t)
+	old := attnRowBlock
+	defer func() { attnRowBlock = old }()
+	c := refkernels.Config{Dim: 32, Hidden: 16, Heads: 4, Seq: 24}
+	rng := rand.New(rand.NewPCG(21, 22))
+	rk, err := refkernels.SDPABwd1(c, randInput(rng, c.Dim*c.Dim, 0.3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range numerics {
+		attnRowBlock = 4
+		fused, plain := compileBoth(t, rk, ane.Options{Numerics: mode.n})
+		x := randInput(rng, fused.Inputs()[0].Channels()*fused.Inputs()[0].Spatial(), 3)
+		want := evalOne(t, plain, x)
+		if bad, _ := diffBits(evalOne(t, fused, x), want); bad != 0 {
+			t.Fatalf("%s: the correct rewrite differs in %d elements", mode.name, bad)
+		}
+
+		i := fusedAttentionStep(t, fused)
+		st := &fused.steps[i]
+		run, out := st.run, st.outs[0].data
+		st.run = func() error {
+			err := run()
+			clear(out[4*c.Seq : 8*c.Seq]) // head 0, rows 4..7: the second row block
+			return err
+		}
+		if bad, _ := diffBits(evalOne(t, fused, x), want); bad == 0 {
+			t.Errorf("%s: a skipped row block went unnoticed", mode.name)
+		}
+	}
+}
+
+// fusedAttentionStep returns the index of k's fused causal-attention step (a fused step ending in a
+// softmax).
+func fusedAttentionStep(t *testing.T, k *Kernel) int {
+	t.Helper()
+	for i, st := range k.steps {
+		if st.fused && st.op != nil && st.op.Kind == "softmax" {
+			return i
+		}
+	}
+	for i, st := range k.steps {
+		t.Logf("step %d: %s fused=%v", i, st.result, st.fused)
+	}
+	t.Fatal("no fused causal-attention step")
+	return -1
 }

@@ -25,6 +25,7 @@ func copies(k *Kernel) int {
 // products and give the separate ops' bits: rank 3 against a broadcast rank-2 operand, a transpose read
 // by two products, and one also read by another op (which stays).
 func TestFoldedTransposesExact(t *testing.T) {
+	fixedOrderGemm(t)
 	const src = `program(1.3)
 {
     func main<ios18>(tensor<%[1]s, [1, 12, 1, 5]> a, tensor<%[1]s, [1, 6, 1, 7]> b) {
@@ -85,6 +86,7 @@ func TestFoldedTransposesExact(t *testing.T) {
 // The attention kernels of the reference layer at the reference head size copy no transposes, with the
 // separate ops' bits.
 func TestAttentionTransposesFolded(t *testing.T) {
+	fixedOrderGemm(t)
 	c := refkernels.Config{Dim: 128, Hidden: 16, Heads: 2, Seq: 80}
 	rng := rand.New(rand.NewPCG(13, 14))
 	d := c.Dim

@@ -4,31 +4,29 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/mil"
 )
 
-// Kernel is a compiled program: its surfaces, the tensors behind them and the ops in order.
+// Kernel is a compiled program: the tensors its ops compute and the ops in order, with its own
+// surfaces as its first Binding and the further bindings that Bind made.
 type Kernel struct {
-	mu      sync.Mutex        // serialises Eval and Close
-	ins     []*ane.Surface    // one per main input
-	outs    []*ane.Surface    // one per main output
-	inT     []*tensor         // the input values, read from ins at each Eval
-	outT    []*tensor         // the output values, written to outs after each Eval
-	steps   []step            // the ops, in order
-	inX     []*transfer       // reads the input surfaces into inT
-	outX    []*transfer       // writes outT (or the parts of an output concat) to the output surfaces
-	fp16    bool              // round results to fp16 (ane.FP16)
-	check   bool              // report the first result holding inf or NaN
-	evals   int               // Eval calls so far
-	closed  bool              // Close was called
-	flops   float64           // floating-point operations per eval
-	ar      *arena            // the backend's shared scratch and lock
-	owned   [][]float32       // weights and constants, from the recycler, given back at Close
-	scratch []*scratch        // the shared buffers it uses
-	mems    []*ane.HeapMemory // the memory of the surfaces
+	Binding             // the kernel's own surfaces; its closed flag is the kernel's
+	mu      sync.Mutex  // serialises Eval, Bind and Close of the kernel and all its bindings
+	inT     []*tensor   // the input values, read from a binding's inputs at each Eval
+	outT    []*tensor   // the output values, written to a binding's outputs after each Eval
+	outSegs [][]ioPiece // per output, the buffers its transfer writes (an output concat's parts)
+	steps   []step      // the ops, in order
+	fp16    bool        // round results to fp16 (ane.FP16)
+	check   bool        // report the first result holding inf or NaN
+	flops   float64     // floating-point operations per eval
+	ar      *arena      // the backend's shared scratch and lock
+	owned   [][]float32 // weights and constants, from the recycler, given back at Close
+	scratch []*scratch  // the shared buffers it uses
+	binds   []*Binding  // the open bindings made by Bind
 }
 
 var _ ane.Kernel = (*Kernel)(nil)
@@ -68,6 +66,7 @@ func compileIn(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool, ar *are
 func (c *compiler) kernel() (*Kernel, error) {
 	fn := c.fn
 	k := &Kernel{fp16: c.opts.Numerics == ane.FP16, check: c.opts.CheckNumerics, ar: c.ar}
+	k.Binding.k = k
 	for _, in := range fn.Inputs {
 		if in == nil {
 			return nil, fmt.Errorf("main: nil input")
@@ -141,6 +140,7 @@ func (c *compiler) kernel() (*Kernel, error) {
 			}
 			elide[t] = true
 		}
+		k.outSegs = append(k.outSegs, segs)
 		k.outX = append(k.outX, newTransfer(s, segs, false))
 	}
 	for i, s := range k.ins {
@@ -199,47 +199,20 @@ func (c *compiler) constOp(op *mil.Op) error {
 	return nil
 }
 
-// Inputs are the input surfaces, in main's parameter order.
-func (k *Kernel) Inputs() []*ane.Surface { return k.ins }
-
-// Outputs are the output surfaces, in main's return order.
-func (k *Kernel) Outputs() []*ane.Surface { return k.outs }
-
 // FLOPs is the number of floating-point operations one Eval does (multiply-adds count two).
 func (k *Kernel) FLOPs() float64 { return k.flops }
 
-// Evals is the number of Eval calls so far.
-func (k *Kernel) Evals() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.evals
-}
-
-// Eval reads the input surfaces, runs every op and writes the output surfaces. It checks ctx between
-// ops. The Evals of one backend's kernels take turns: they share their scratch buffers.
-func (k *Kernel) Eval(ctx context.Context) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closed {
-		return fmt.Errorf("emulator: eval: %w", ane.ErrClosed)
-	}
-	k.ar.mu.Lock()
-	defer k.ar.mu.Unlock()
-	k.ar.rec.evaluating()
-	k.evals++
-	for _, x := range k.inX {
-		if err := x.run(); err != nil {
-			return fmt.Errorf("emulator: eval %d: %w", k.evals, err)
-		}
-	}
+// run runs the steps once, on the values the caller has read into k.inT; n is the binding's eval count,
+// for messages. The caller holds k.mu and k.ar.mu.
+func (k *Kernel) run(ctx context.Context, n int) error {
 	for i := range k.steps {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("emulator: eval %d: %w", k.evals, err)
+			return fmt.Errorf("emulator: eval %d: %w", n, err)
 		}
 		s := &k.steps[i]
 		if s.run != nil {
 			if err := s.run(); err != nil {
-				return fmt.Errorf("emulator: eval %d: %w", k.evals, opErr(s.op, "%v", err))
+				return fmt.Errorf("emulator: eval %d: %w", n, opErr(s.op, "%v", err))
 			}
 		}
 		if k.fp16 {
@@ -248,53 +221,46 @@ func (k *Kernel) Eval(ctx context.Context) error {
 			}
 		}
 		if k.check {
-			if err := k.checkStep(s); err != nil {
+			if err := k.checkStep(s, n); err != nil {
 				return err
 			}
-		}
-	}
-	for _, x := range k.outX {
-		if err := x.run(); err != nil {
-			return fmt.Errorf("emulator: eval %d: %w", k.evals, err)
 		}
 	}
 	return nil
 }
 
 // checkStep reports the first result of s that holds inf or NaN.
-func (k *Kernel) checkStep(s *step) error {
+func (k *Kernel) checkStep(s *step, n int) error {
 	for _, t := range s.outs {
 		for i, v := range t.data {
 			if f := float64(v); math.IsInf(f, 0) || math.IsNaN(f) {
-				return fmt.Errorf("emulator: eval %d: numerics check: MIL line %d: %s %q: result %q holds %v at element %d (shape %v), the first non-finite value of this eval",
-					k.evals, s.op.Pos.Line, s.op.Kind, s.result, t.name, v, i, t.shape)
+				return fmt.Errorf("emulator: %w", &ane.NumericsError{Eval: n, Line: s.op.Pos.Line, Kind: s.op.Kind,
+					Op: s.result, Result: t.name, Value: v, Index: i, Shape: slices.Clone(t.shape)})
 			}
 		}
 	}
 	return nil
 }
 
-// Close releases the kernel and its surfaces: later Evals, and accesses to its surfaces, fail with an
-// error wrapping (or, from surface methods, naming) ane.ErrClosed. Its weight buffers and surface
-// memory go to the backend's recycler for the next compiles (recycle.go), and its share of the shared
-// scratch ends (scratch.go). Closing twice is harmless.
+// Close releases the kernel, its surfaces and every binding Bind made: later Evals, and accesses to
+// their surfaces, fail with an error wrapping (or, from surface methods, naming) ane.ErrClosed. Its
+// weight buffers and surface memory go to the backend's recycler for the next compiles (recycle.go),
+// and its share of the shared scratch ends (scratch.go). Closing twice is harmless.
 func (k *Kernel) Close() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
 		return nil
 	}
-	k.closed = true
+	bytes := k.Binding.release()
+	for _, b := range k.binds {
+		bytes = append(bytes, b.release()...)
+	}
+	k.binds = nil
 	k.ar.mu.Lock()
 	defer k.ar.mu.Unlock()
-	var bytes [][]byte
-	for _, m := range k.mems {
-		if b := m.Release(); b != nil {
-			bytes = append(bytes, b)
-		}
-	}
 	k.ar.rec.give(k.owned, bytes)
 	k.ar.release(k.scratch)
-	k.steps, k.inT, k.outT, k.inX, k.outX, k.owned, k.scratch, k.mems = nil, nil, nil, nil, nil, nil, nil, nil
+	k.steps, k.inT, k.outT, k.outSegs, k.owned, k.scratch = nil, nil, nil, nil, nil, nil
 	return nil
 }

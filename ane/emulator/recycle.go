@@ -196,16 +196,25 @@ func (r *recycler) held() int {
 
 // newSurface makes a zeroed surface of type t for the kernel being compiled, on recycled memory.
 func (c *compiler) newSurface(name string, t mil.Type) (*ane.Surface, error) {
+	s, mem, err := c.rec.newSurface(name, t)
+	if err != nil {
+		return nil, err
+	}
+	c.mems = append(c.mems, mem)
+	return s, nil
+}
+
+// newSurface makes a zeroed surface of type t on recycled memory and returns it with its memory.
+func (r *recycler) newSurface(name string, t mil.Type) (*ane.Surface, *ane.HeapMemory, error) {
 	n := max(t.NumElements(), 0) * (t.DType.Bits() / 8)
 	if t.DType != mil.FP16 && t.DType != mil.FP32 {
 		n = 0
 	}
-	s, err := ane.NewHeapSurfaceOn(name, t, c.rec.bytesOf(n))
+	s, err := ane.NewHeapSurfaceOn(name, t, r.bytesOf(n))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	c.mems = append(c.mems, s.Memory().(*ane.HeapMemory))
-	return s, nil
+	return s, s.Memory().(*ane.HeapMemory), nil
 }
 
 // newFloats returns a float buffer of length n owned by the kernel being compiled.

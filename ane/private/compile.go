@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -13,8 +12,8 @@ import (
 // before anything reaches the framework. Every call counts as a compile, as on every backend: the count
 // can only overestimate what the framework has compiled, which errs on the safe side of its limit. Then it follows the reference's sequence: build the in-memory model from the MIL
 // text and weights, stage the text and weight files in the model's directory, compile, load, then create
-// one surface per input and output and the request over them. Whatever was created is released again
-// when a later step fails.
+// the kernel's first binding: one surface per input and output and the request over them (newBinding).
+// Whatever was created is released again when a later step fails.
 func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	n := compiles.Add(1)
 	if p == nil {
@@ -73,32 +72,12 @@ func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	}
 	undo = append(undo, func() { m.unload() })
 
-	k := &Kernel{m: m, dir: dir}
-	var ins, outs []surface
-	for i, spec := range append(append([]ioSpec(nil), inputs...), outputs...) {
-		s, err := drv.newSurface(spec.bytes)
-		if err != nil {
-			return nil, fmt.Errorf("ane compile: surface %q: %w", spec.name, err)
-		}
-		mem := &surfaceMemory{name: spec.name, s: s}
-		undo = append(undo, mem.release)
-		k.mems = append(k.mems, mem)
-		sf, err := ane.NewSurface(spec.name, spec.typ, mem)
-		if err != nil {
-			return nil, fmt.Errorf("ane compile: %w", err)
-		}
-		if i < len(inputs) {
-			ins = append(ins, s)
-			k.inputs = append(k.inputs, sf)
-		} else {
-			outs = append(outs, s)
-			k.outputs = append(k.outputs, sf)
-		}
-	}
-	k.req, err = m.newRequest(ins, outs)
+	first, err := newBinding(drv, m, inputs, outputs)
 	if err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
 	}
+	k := &Kernel{Binding: *first, drv: drv, m: m, inSpecs: inputs, outSpecs: outputs, dir: dir}
+	k.Binding.k = k
 	return k, nil
 }
 

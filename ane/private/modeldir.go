@@ -1,12 +1,13 @@
 package private
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/anestar/anestar/internal/atomicfile"
 )
 
 // modelDir returns the directory in which a model with identifier hex is staged: tmp/hex, where tmp is
@@ -29,7 +30,7 @@ func stageModel(dir string, milText []byte, files []weightFile) error {
 	if err := os.MkdirAll(filepath.Join(dir, "weights"), 0o755); err != nil {
 		return fmt.Errorf("model directory: %v", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, milFileName), milText); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, milFileName), milText, 0o644); err != nil {
 		return err
 	}
 	for _, f := range files {
@@ -37,28 +38,9 @@ func stageModel(dir string, milText []byte, files []weightFile) error {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			return fmt.Errorf("weight file %q: %v", f.key, err)
 		}
-		if err := writeFileAtomic(name, f.data); err != nil {
+		if err := atomicfile.Write(name, f.data, 0o644); err != nil {
 			return fmt.Errorf("weight file %q: %v", f.key, err)
 		}
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a temporary file beside name and renames it to name.
-func writeFileAtomic(name string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), ".staging-*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		os.Remove(tmp.Name())
-		return err
 	}
 	return nil
 }

@@ -50,24 +50,32 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case name == "-h" || name == "--help" || name == "help":
 		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				return c.run([]string{"--help"}, stdout, stderr)
+			c, ok := commands[args[1]]
+			if !ok {
+				fmt.Fprintf(stderr, "anestar help: unknown command %q\n\n", args[1])
+				usage(stderr)
+				return exitUsage
 			}
+			return c.run([]string{"--help"}, stdout, stderr)
 		}
 		usage(stdout)
 		return exitOK
 	case name == "--version":
 		name = "version"
 	case strings.HasSuffix(name, ".star"):
-		if c, ok := commands["run"]; ok {
-			return c.run(args, stdout, stderr)
-		}
+		name, args = "run", append([]string{"run"}, args...)
 	}
 	c, ok := commands[name]
 	if !ok {
 		fmt.Fprintf(stderr, "anestar: unknown command %q\n\n", name)
 		usage(stderr)
 		return exitUsage
+	}
+	if name != "version" {
+		if err := checkEnvironment(); err != nil {
+			fmt.Fprintf(stderr, "anestar: %v\n", err)
+			return exitUsage
+		}
 	}
 	return c.run(args[1:], stdout, stderr)
 }
@@ -91,5 +99,6 @@ Commands:
 		c := commands[n]
 		fmt.Fprintf(w, "  %-34s %s\n", strings.TrimSpace(n+" "+c.args), c.summary)
 	}
+	envUsage(w)
 	fmt.Fprint(w, "\nRun `anestar help COMMAND` or `anestar COMMAND --help` for a command's flags.\n")
 }

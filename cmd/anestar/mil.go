@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/anestar/anestar/internal/atomicfile"
 	"github.com/anestar/anestar/mil"
 	"github.com/spf13/pflag"
 )
@@ -80,8 +80,12 @@ func milFlags(name string) *pflag.FlagSet {
 // returns a non-negative exit code, else -1 and the file arguments.
 func milParseArgs(name, help string, fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, int) {
 	err := fs.Parse(args)
+	showHelp := errors.Is(err, pflag.ErrHelp)
+	if h := fs.Lookup("help"); h != nil && h.Value.String() == "true" {
+		showHelp = true // --help anywhere, even after the file: show help, never run the file
+	}
 	switch {
-	case errors.Is(err, pflag.ErrHelp):
+	case showHelp:
 		fmt.Fprint(stdout, help)
 		return nil, exitOK
 	case err == nil && fs.NArg() == 0:
@@ -260,22 +264,5 @@ func writeFileAtomic(file string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), info.Mode().Perm())
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), file)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.Write(file, data, info.Mode().Perm())
 }

@@ -18,21 +18,20 @@ import (
 
 func init() {
 	milCommands["run"] = milCommand{
-		args:    "[flags] FILE.mil",
+		args:    "[flags] FILE.mil | DIR",
 		summary: "compile a program on a backend, evaluate it on .npy or random inputs, write the outputs as .npy",
 		run:     runMilRun,
 	}
 }
 
-const milRunHelp = `Usage: anestar mil run [flags] FILE.mil
+const milRunHelp = `Usage: anestar mil run [flags] FILE.mil | DIR
 
-Compiles FILE.mil on a backend, fills each input of main from a .npy file (--in) or with seeded uniform
-random values in [-1, 1), evaluates it --evals times and prints, for each output, its shape, min, max,
-mean and count of inf/NaN values, and the time per eval. With --out, each output is written to
+Compiles FILE.mil (or DIR/model.mil, a model directory written by a script's p.save(DIR)) on a backend,
+fills each input of main from a .npy file (--in) or with seeded uniform random values in [-1, 1), evaluates it --evals times and prints, for each output, its shape, min, max, mean and count of inf/NaN values, and the time per eval. With --out, each output is written to
 DIR/NAME.npy in the output's dtype (fp16 or fp32).
 
 Weight files named in the program as @model_path/PATH are read from DIR/PATH, DIR being --weights (default:
-the directory of FILE.mil).
+the directory of FILE.mil, or DIR).
 
 Flags:
 `
@@ -82,11 +81,17 @@ func runMilRun(args []string, stdout, stderr io.Writer) int {
 
 // milRun does the work of `anestar mil run` on one file.
 func milRun(file string, o milRunOptions, stdout io.Writer) error {
+	dir := o.weights
+	if st, err := os.Stat(file); err == nil && st.IsDir() { // a model directory (p.save): DIR/model.mil
+		if dir == "" {
+			dir = file
+		}
+		file = filepath.Join(file, mil.ModelFile)
+	}
 	p, _, err := readMIL(file)
 	if err != nil {
 		return err
 	}
-	dir := o.weights
 	if dir == "" {
 		dir = filepath.Dir(file)
 	}

@@ -194,6 +194,27 @@ func checkSettings(script string, overrides map[string]string) error {
 	return nil
 }
 
+// checkPositional refuses a positional argument KEY=VALUE whose KEY is one of the script's parameters: it
+// is almost surely a forgotten --set, which would otherwise run with the default silently.
+func checkPositional(script string, args []string) error {
+	ps, err := builtins.ScriptParams(script, nil)
+	if err != nil || len(ps) == 0 {
+		return nil
+	}
+	for _, a := range args {
+		k, _, ok := strings.Cut(a, "=")
+		if !ok {
+			continue
+		}
+		for _, p := range ps {
+			if p.Name == k {
+				return fmt.Errorf("argument %s: %s is a parameter of %s; did you mean --set %s?", a, k, script, a)
+			}
+		}
+	}
+	return nil
+}
+
 // mayDeclareParams reports whether script might call params(): it calls it somewhere, or loads a file
 // that might.
 func mayDeclareParams(script string) bool {

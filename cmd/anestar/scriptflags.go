@@ -67,6 +67,9 @@ func (o *scriptFlags) parse(cmd string, fs *pflag.FlagSet, args []string, stdout
 	if err == nil {
 		err = checkSettings(script, overrides)
 	}
+	if err == nil {
+		err = checkPositional(script, rest[1:])
+	}
 	if err == nil && !knownBackend(o.backend) {
 		err = fmt.Errorf("unknown backend %q (want auto, %s)", o.backend, strings.Join(backendNames(), ", "))
 	}

@@ -19,9 +19,13 @@ func dispatchSub(group string, args []string, stdout, stderr io.Writer, find fun
 	name := args[0]
 	if name == "-h" || name == "--help" || name == "help" {
 		if len(args) > 1 {
-			if run, ok := find(args[1]); ok {
-				return run([]string{"--help"}, stdout, stderr)
+			run, ok := find(args[1])
+			if !ok {
+				fmt.Fprintf(stderr, "anestar %s help: unknown subcommand %q\n\n", group, args[1])
+				usage(stderr)
+				return exitUsage
 			}
+			return run([]string{"--help"}, stdout, stderr)
 		}
 		usage(stdout)
 		return exitOK

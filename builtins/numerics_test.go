@@ -1,0 +1,44 @@
+package builtins
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/ane/emulator"
+)
+
+// With the emulator's numerics check, an op of a built program (which has no MIL line) that overflows is
+// named by its result and by the script line of the builder call that made it.
+func TestNumericsCheckNamesScriptLine(t *testing.T) {
+	src := `p = mil.program()
+x = p.input("x", "fp16", [1, 1, 1, 32])
+m = p.matmul(x = p.transpose(x = x, perm = [0, 1, 3, 2]), y = x, name = "gram")
+sq = p.mul(x = m, y = m, name = "sq")
+p.output(p.reshape(x = sq, shape = [1, 32, 1, 32], name = "out"))
+k = ane.compile(p)
+k.inputs[0].fill(100.0)
+k.eval()
+`
+	_, err := Run(context.Background(), Config{
+		Script:  "overflow.star",
+		Source:  []byte(src),
+		Backend: emulator.New(ane.Options{CheckNumerics: true}),
+		Stdout:  &bytes.Buffer{},
+	})
+	var ne *ane.NumericsError
+	if !errors.As(err, &ne) {
+		t.Fatalf("Run: %v; want an *ane.NumericsError", err)
+	}
+	for _, want := range []string{`op "sq" (mul)`, "built at overflow.star:4:", "+Inf"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "MIL line 0") {
+		t.Errorf("error %q names MIL line 0", err)
+	}
+}
