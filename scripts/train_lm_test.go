@@ -1,0 +1,138 @@
+package scripts
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/builtins"
+	"go.starlark.net/starlark"
+)
+
+// lmSmall are the sizes train_lm.star's tests run at, on the reference's token stream (vocab 300).
+func lmSmall(dir string, kv ...string) map[string]string {
+	m := map[string]string{
+		"data": quote("testdata/lm_ref/tokens.npy"), "dim": "64", "layers": "2", "heads": "4", "kv_heads": "2",
+		"hidden": "192", "vocab": "300", "seq": "32", "batch": "2", "steps": "6", "warmup": "2", "eval_every": "3",
+		"ckpt": quote(filepath.Join(dir, "lm.safetensors")), "ckpt_every": "3", "metrics": quote(filepath.Join(dir, "lm.jsonl")),
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+func runLM(t *testing.T, params map[string]string, resume bool) (*builtins.Result, string, error) {
+	t.Helper()
+	var out strings.Builder
+	argv := []string{"run", "train_lm.star"}
+	if resume {
+		argv = append(argv, "--resume")
+	}
+	res, err := builtins.Run(context.Background(), builtins.Config{
+		Script: "train_lm.star", BackendName: "emulator", Options: ane.Options{}, Params: params,
+		Resume: resume, Stdout: &out, Argv: argv,
+	})
+	return res, out.String(), err
+}
+
+func mustRunLM(t *testing.T, params map[string]string, resume bool) (*builtins.Result, string) {
+	t.Helper()
+	res, out, err := runLM(t, params, resume)
+	if err != nil {
+		if ee, ok := err.(*starlark.EvalError); ok {
+			t.Fatalf("%s\noutput:\n%s", ee.Backtrace(), out)
+		}
+		t.Fatalf("%v\noutput:\n%s", err, out)
+	}
+	return res, out
+}
+
+// TestTrainLM runs train_lm.star small: the validation lines and samples during and after training,
+// the metrics keys, the report, and a resume from the step-3 checkpoint that gives the bits of an
+// uninterrupted run.
+func TestTrainLM(t *testing.T) {
+	dir := t.TempDir()
+	res, out := mustRunLM(t, lmSmall(dir), false)
+	for _, re := range []string{`(?m)^step 3 val_loss \d+\.\d{4}$`, `(?m)^step 6 val_loss \d+\.\d{4}$`, `(?m)^sample: `,
+		`Efficiency Report`, `Compiles: +6 at the start, 0 since`, `Tokens/s: +\d+`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("output has no %s:\n%s", re, out)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "lm.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	steps, vals := 0, 0
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := rec["val_loss"]; ok {
+			vals++
+			continue
+		}
+		for _, k := range []string{"step", "loss", "lr", "loss_scale", "ms", "tokens_per_s"} {
+			if _, ok := rec[k]; !ok {
+				t.Errorf("metrics line %s has no %s", sc.Text(), k)
+			}
+		}
+		steps++
+	}
+	if steps != 6 || vals != 2 {
+		t.Errorf("metrics: %d step lines and %d validation lines, want 6 and 2", steps, vals)
+	}
+	want := tensorDict(t, res, "W")
+
+	// Stopped at step 3 and resumed: the same weights, bit for bit.
+	dir2 := t.TempDir()
+	mustRunLM(t, lmSmall(dir2, "steps", "3"), false)
+	res2, out2 := mustRunLM(t, lmSmall(dir2), true)
+	if !strings.Contains(out2, "[resumed at step 3") {
+		t.Errorf("resumed run says:\n%s", out2)
+	}
+	got := tensorDict(t, res2, "W")
+	for k, w := range want {
+		g := got[k].Data()
+		for i, v := range w.Data() {
+			if g[i] != v {
+				t.Fatalf("resumed %s[%d] = %g, uninterrupted %g", k, i, g[i], v)
+			}
+		}
+	}
+}
+
+// TestTrainLMBadSizes checks that sizes that cannot work fail before anything compiles, naming the
+// parameter and a value that works.
+func TestTrainLMBadSizes(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		kv   []string
+		want string
+	}{
+		{[]string{"dim", "66"}, "dim = 66 does not divide by heads = 4: try --set dim=68"},
+		{[]string{"kv_heads", "3"}, "heads = 4 does not divide by kv_heads = 3: try --set kv_heads=4"},
+		{[]string{"seq", "48"}, "seq = 48: the ANE needs a multiple of 32 (a surface's width): try --set seq=64"},
+		{[]string{"vocab", "100"}, "try --set vocab=300"},
+		{[]string{"dim", "96", "hidden", "190"}, "hidden = 190: 2*hidden*seq must divide by dim (the backward kernel takes h1, h3 in dim rows): try --set hidden=192"},
+		{[]string{"seq", "4096"}, "fewer than one window of seq + 1 = 4097: try --set seq="},
+		{[]string{"batch", "0"}, "batch = 0: must be at least 1"},
+	} {
+		_, out, err := runLM(t, lmSmall(dir, c.kv...), false)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
+		}
+		if strings.Contains(out, "kernels:") {
+			t.Errorf("%v: kernels were compiled before the error:\n%s", c.kv, out)
+		}
+	}
+}
