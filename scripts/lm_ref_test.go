@@ -83,6 +83,26 @@ func TestLMCompileCount(t *testing.T) {
 	}
 }
 
+// TestLMDropoutGradients checks the gradient of the loss with dropout against finite differences
+// (fp32 mode, the same masks for every evaluation), at each tested tensor's largest gradient entry.
+func TestLMDropoutGradients(t *testing.T) {
+	res := runLMRef(t, ane.FP32, map[string]string{"dropout": "0.2", "fd": "True"})
+	fd, ok := res.Globals["fd"].(*starlark.List)
+	if !ok || fd.Len() == 0 {
+		t.Fatalf("fd is %v", res.Globals["fd"])
+	}
+	for i := range fd.Len() {
+		row := fd.Index(i).(*starlark.List)
+		name, _ := starlark.AsString(row.Index(0))
+		g, _ := starlark.AsFloat(row.Index(2))
+		num, _ := starlark.AsFloat(row.Index(3))
+		// h = 1e-2: the float32 forward's rounding (about 1e-6 of a loss of 5.7) over 2h, plus h^2 terms.
+		if math.Abs(g-num) > 0.02*math.Abs(g)+1e-4 {
+			t.Errorf("%s[%v]: gradient %.6g, finite difference %.6g", name, row.Index(1), g, num)
+		}
+	}
+}
+
 func runLMRef(t *testing.T, mode ane.Numerics, params map[string]string) *builtins.Result {
 	t.Helper()
 	var out strings.Builder
