@@ -42,18 +42,24 @@ func SoftmaxCrossEntropy(grad, logits []float32, targets []int, rows, cols int, 
 				m = max(m, v)
 			}
 			var sum float64
-			for _, v := range z {
-				sum += math.Exp(float64(v - m))
-			}
-			sums[r] = math.Log(sum) + float64(m) - zl
-			if grad != nil {
+			if grad == nil {
+				for _, v := range z {
+					sum += math.Exp(float64(v - m))
+				}
+			} else { // the exponentials go into g (which may be z: each is read before it is written)
 				g := grad[r*cols : (r+1)*cols]
-				inv := float64(scale) / sum
 				for j, v := range z {
-					g[j] = float32(math.Exp(float64(v-m)) * inv)
+					e := math.Exp(float64(v - m))
+					g[j] = float32(e)
+					sum += e
+				}
+				inv := float32(float64(scale) / sum)
+				for j := range g {
+					g[j] *= inv
 				}
 				g[l] -= scale
 			}
+			sums[r] = math.Log(sum) + float64(m) - zl
 		}
 	})
 	var loss float64
