@@ -84,6 +84,27 @@ func dictItems(fn, what string, d *starlark.Dict) ([]string, []starlark.Value, e
 	return keys, vals, nil
 }
 
+// tensorDict converts a dict of names to tensors that the caller reads, in the dict's order: each
+// value must be a tensor that no pending async work is writing.
+func tensorDict(fn, what string, d *starlark.Dict) ([]string, []*Tensor, error) {
+	keys, vals, err := dictItems(fn, what, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]*Tensor, len(vals))
+	for i, v := range vals {
+		t, ok := v.(*Tensor)
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: %s[%q]: got %s, want tensor", fn, what, keys[i], v.Type())
+		}
+		if err := t.readable(fn); err != nil {
+			return nil, nil, err
+		}
+		out[i] = t
+	}
+	return keys, out, nil
+}
+
 // tensorList converts a list or tuple of tensors.
 func tensorList(fn, what string, v starlark.Value) ([]*Tensor, error) {
 	seq, ok := v.(starlark.Indexable)

@@ -14,14 +14,14 @@ func (s *session) ckptModule() *moduleDef {
 	return &moduleDef{
 		name: "ckpt",
 		doc: "Checkpoints: a dict of tensors and a dict of metadata in one safetensors file, saved atomically " +
-			"(a crash leaves the previous checkpoint or the new one, whole) and validated when loaded.",
-		fns: []fnDef{
+			"(a crash leaves the previous checkpoint or the new one, whole) and validated when loaded; and llama2.c model files.",
+		fns: append([]fnDef{
 			{sig: "save(path, tensors, meta = {}, keep = 0)", doc: "Saves tensors (a dict of name to tensor, stored float32) and meta " +
 				"(a dict of name to any JSON value: the step, the random generator's state, the parameters, ...). keep > 0 keeps " +
 				"that many older checkpoints as PATH.1, PATH.2, ...", fn: s.ckptSave},
 			{sig: "read(path)", doc: "Reads a checkpoint (`load` is a Starlark keyword): a struct with tensors (a dict of name to tensor) and meta (a dict of name to value).", fn: ckptLoad},
 			{sig: "exists(path)", doc: "True when path exists: whether there is a checkpoint to resume from.", fn: ckptExists},
-		},
+		}, s.llama2Fns()...),
 	}
 }
 
@@ -34,18 +34,12 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 		return nil, err
 	}
 	f := &ckpt.File{Tensors: map[string]ckpt.Tensor{}, Metadata: map[string]string{}}
-	keys, vals, err := dictItems(b.Name(), "tensors", tensors)
+	keys, vals, err := tensorDict(b.Name(), "tensors", tensors)
 	if err != nil {
 		return nil, err
 	}
 	for i, k := range keys {
-		t, ok := vals[i].(*Tensor)
-		if !ok {
-			return nil, fmt.Errorf("%s: tensors[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
-		}
-		if err := t.readable(b.Name()); err != nil {
-			return nil, err
-		}
+		t := vals[i]
 		ct, err := ckpt.FromFloat32(ckpt.F32, t.shape, t.data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: tensors[%q]: %v", b.Name(), k, err)

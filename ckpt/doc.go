@@ -1,5 +1,5 @@
 // Package ckpt reads and writes checkpoints in the safetensors format, crash-safe on save and
-// fully validated on load.
+// fully validated on load, and the model files of llama2.c.
 //
 // # Format
 //
@@ -59,4 +59,33 @@
 //
 // Every value is stored exactly (integers as I64, generator states as bytes, times in
 // round-trip decimal), so a run resumed from a checkpoint continues bit-identically.
+//
+// # llama2.c model files
+//
+// ReadLlama2 and SaveLlama2 read and write the model files of Karpathy's llama2.c, the format
+// of stories15M.bin and its kin, as llama2.c's export.py writes them:
+//
+//	version 0 (legacy)  seven int32: dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size,
+//	                    max_seq_len (a negative vocab_size: the classifier is not shared); then
+//	                    float32 arrays: the embedding, each layer kind for all layers (attention
+//	                    norm, wq, wk, wv, wo, FFN norm, w1, w2, w3), the final norm, the RoPE
+//	                    tables [max_seq_len, head_dim/2] cos and sin, the classifier if not shared
+//	version 1           a 256-byte header: magic 0x616b3432, int32 1, the seven int32, a uint8
+//	                    shared-classifier flag, zeros; then the attention norms, the FFN norms,
+//	                    the final norm, the embedding, wq, wk, wv, wo, w1, w2, w3 (each for all
+//	                    layers), the classifier if not shared
+//
+// The magic tells version 1 (version 2, Q8_0, is refused with a message); anything else is read
+// as version 0. Every header field is checked (sizes positive, n_heads dividing dim into heads of
+// even width, n_kv_heads dividing n_heads, a v1 flag of 0 or 1 and zero padding) and the sizes
+// must add up, in overflow-checked 64-bit arithmetic, to exactly the file's size before anything
+// is allocated; a truncated file is a *FormatError naming the first array that does not fit and
+// its offset. The weights are read in file order straight into one float32 slice each, so a
+// model is in memory once. Version 0's RoPE tables are skipped on read and, on write, computed
+// as model.py's precompute_freqs_cis computes them in float32. Exports default to version 0, the
+// only layout llama2.c's run.c reads.
+//
+// A Llama2Model holds a Llama2Config and the weights by model.py's state-dict names
+// (tok_embeddings.weight [vocab, dim], layers.L.attention.wq.weight [dim, dim], ... , norm.weight,
+// output.weight when not shared); Llama2Config.Tensors lists them with their shapes.
 package ckpt

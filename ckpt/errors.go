@@ -5,11 +5,12 @@ import (
 	"strings"
 )
 
-// FormatError reports a file that is not a valid safetensors file: what is wrong and where.
+// FormatError reports a file that is not a valid safetensors or llama2.c file: what is wrong
+// and where.
 type FormatError struct {
 	Path   string // file name, when the bytes came from a file
 	Offset int64  // byte offset in the file at or near which the problem lies
-	Tensor string // name of the tensor concerned, if any
+	Tensor string // name of the tensor (or llama2.c array) concerned, if any
 	Msg    string // what is wrong
 }
 

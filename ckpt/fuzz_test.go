@@ -16,13 +16,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Decode(data)
 		if err != nil {
-			var fe *FormatError
-			if !errors.As(err, &fe) {
-				t.Fatalf("error %v is not a *FormatError", err)
-			}
-			if fe.Offset < 0 || fe.Offset > int64(len(data)) {
-				t.Fatalf("error offset %d outside the %d-byte input: %v", fe.Offset, len(data), err)
-			}
+			wantFormatError(t, err, len(data))
 			return
 		}
 		var buf bytes.Buffer
@@ -39,4 +33,16 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("encoding is not stable (%v)", err)
 		}
 	})
+}
+
+// wantFormatError fails unless err is a *FormatError whose offset lies inside the size-byte input.
+func wantFormatError(t *testing.T, err error, size int) {
+	t.Helper()
+	var fe *FormatError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v is not a *FormatError", err)
+	}
+	if fe.Offset < 0 || fe.Offset > int64(size) {
+		t.Fatalf("error offset %d outside the %d-byte input: %v", fe.Offset, size, err)
+	}
 }

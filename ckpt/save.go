@@ -45,7 +45,13 @@ func tempPrefix(base string) string { return "." + base + ".tmp-" }
 // system has none) renamed into place, so no slot is ever missing or torn. Temporary files
 // left by a killed Save of the same path (or of its rotated copies) are removed. Concurrent
 // Saves to the same path are not supported.
-func Save(path string, f *File, opts SaveOptions) (err error) {
+func Save(path string, f *File, opts SaveOptions) error {
+	return saveWith(path, opts, func(w io.Writer) error { return Encode(w, f) })
+}
+
+// saveWith is Save for any encoder: it writes what encode writes to path atomically, with
+// opts's rotation and permissions.
+func saveWith(path string, opts SaveOptions, encode func(io.Writer) error) (err error) {
 	if opts.Keep < 0 {
 		return fmt.Errorf("ckpt: save %s: negative Keep %d", path, opts.Keep)
 	}
@@ -78,7 +84,7 @@ func Save(path string, f *File, opts SaveOptions) (err error) {
 			err = fmt.Errorf("ckpt: save %s: %w", path, err)
 		}
 	}()
-	if err = Encode(tmp, f); err != nil {
+	if err = encode(tmp); err != nil {
 		return err
 	}
 	if err = tmp.Chmod(perm); err != nil {

@@ -50,7 +50,9 @@ func runCkpt(args []string, stdout, stderr io.Writer) int {
 }
 
 func ckptUsage(w io.Writer) {
-	fmt.Fprint(w, `anestar ckpt inspects checkpoints in the safetensors format (the files training scripts save).
+	fmt.Fprint(w, `anestar ckpt inspects checkpoints in the safetensors format (the files training scripts save)
+and llama2.c model files (version 0 or 1; any file not named .safetensors whose first bytes are not
+a safetensors header).
 
 Usage:
   anestar ckpt SUBCOMMAND [flags] [args]
@@ -98,6 +100,9 @@ func runCkptLs(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
+	if isLlama2(files[0]) {
+		return lsLlama2(files[0], *metaOnly, stdout, stderr)
+	}
 	f, err := ckpt.Load(files[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "anestar ckpt ls: %v\n", err)
@@ -140,7 +145,11 @@ func runCkptDiff(args []string, stdout, stderr io.Writer) int {
 	}
 	var fa, fb *ckpt.File
 	for i, p := range files {
-		f, err := ckpt.Load(p)
+		load := ckpt.Load
+		if isLlama2(p) {
+			load = loadLlama2AsFile
+		}
+		f, err := load(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "anestar ckpt diff: %v\n", err)
 			return exitError
