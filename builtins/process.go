@@ -4,6 +4,7 @@ import (
 	"fmt"
 	metricsfile "github.com/anestar/anestar/metrics"
 	"slices"
+	"sort"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -24,18 +25,28 @@ func (s *session) processModule() *moduleDef {
 	for i, a := range s.cfg.Argv {
 		argv[i] = starlark.String(a)
 	}
+	names := make([]string, 0, len(s.cfg.Params))
+	for k := range s.cfg.Params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	overrides := make(starlark.Tuple, len(names))
+	for i, k := range names {
+		overrides[i] = starlark.String(k)
+	}
 	return &moduleDef{
 		name: "process",
 		doc: "The run itself: its parameters and arguments, restarting, clocks, progress reports and a metrics log. " +
 			"`print` writes to the run's output (nothing with --quiet).",
 		vals: valueMap{
-			"args":    args,
-			"argv":    argv,
-			"script":  starlark.String(s.cfg.Script),
-			"resume":  starlark.Bool(s.cfg.Resume),
-			"seed":    starlark.MakeUint64(s.cfg.Seed),
-			"quiet":   starlark.Bool(s.cfg.Quiet),
-			"dry_run": starlark.Bool(s.cfg.DryRun),
+			"args":      args,
+			"argv":      argv,
+			"script":    starlark.String(s.cfg.Script),
+			"resume":    starlark.Bool(s.cfg.Resume),
+			"overrides": overrides,
+			"seed":      starlark.MakeUint64(s.cfg.Seed),
+			"quiet":     starlark.Bool(s.cfg.Quiet),
+			"dry_run":   starlark.Bool(s.cfg.DryRun),
 		},
 		fns: []fnDef{
 			{sig: "params()", doc: "The struct that params() returned, or None before the script called it.", fn: s.processParams},
@@ -44,6 +55,8 @@ func (s *session) processModule() *moduleDef {
 			{sig: "script", doc: "The path of the script being run, as given: for finding files that ship beside it " +
 				"(paths in parameters are the user's, relative to the working directory)."},
 			{sig: "resume", doc: "True when the run was started with --resume: continue from the checkpoint."},
+			{sig: "overrides", doc: "The names of the parameters this run sets (--set KEY=VALUE), a sorted tuple of strings: " +
+				"for telling an explicit setting from a default."},
 			{sig: "seed", doc: "The seed of the run's random generator (--seed)."},
 			{sig: "quiet", doc: "True with --quiet."},
 			{sig: "dry_run", doc: "True under `anestar check`: ane.compile checks each program (types, shapes, weights) " +

@@ -136,3 +136,39 @@ func TestTrainLMBadSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainLMInitExport exports a trained model as a llama2.c file, evaluates it again from that file
+// (eval_only with init: the same validation loss), fine-tunes from it, and refuses a --set that
+// contradicts the file's header.
+func TestTrainLMInitExport(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "model.bin")
+	_, out := mustRunLM(t, lmSmall(dir, "export", quote(exp), "ckpt", `""`), false)
+	last := regexp.MustCompile(`(?m)^step 6 val_loss (\S+)$`).FindStringSubmatch(out)
+	if last == nil {
+		t.Fatalf("no final validation loss:\n%s", out)
+	}
+	init := map[string]string{"data": quote("testdata/lm_ref/tokens.npy"), "seq": "32", "batch": "2", "init": quote(exp), "ckpt": `""`}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range init {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	_, out = mustRunLM(t, with("eval_only", "True"), false)
+	if !strings.Contains(out, "step 0 val_loss "+last[1]+"\n") {
+		t.Errorf("eval_only of the export: want val_loss %s, got:\n%s", last[1], out)
+	}
+	_, out = mustRunLM(t, with("steps", "2", "eval_every", "0"), false)
+	if !strings.Contains(out, "[initialised from") || !strings.Contains(out, "step 2 val_loss") {
+		t.Errorf("fine-tune from the export:\n%s", out)
+	}
+	_, _, err := runLM(t, with("dim", "128"), false)
+	if err == nil || !strings.Contains(err.Error(), "its header has dim = 64") {
+		t.Errorf("contradicting --set dim=128: %v", err)
+	}
+}
