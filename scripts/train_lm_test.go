@@ -126,6 +126,7 @@ func TestTrainLMBadSizes(t *testing.T) {
 		{[]string{"dim", "96", "hidden", "190"}, "hidden = 190: 2*hidden*seq must divide by dim (the backward kernel takes h1, h3 in dim rows): try --set hidden=192"},
 		{[]string{"seq", "4096"}, "fewer than one window of seq + 1 = 4097: try --set seq="},
 		{[]string{"batch", "0"}, "batch = 0: must be at least 1"},
+		{[]string{"hidden", "208"}, "hidden = 208: the FFN kernels' inputs need hidden and 2*hidden*seq/dim multiples of 32 (the ANE's width rule): try --set hidden=224"},
 	} {
 		_, out, err := runLM(t, lmSmall(dir, c.kv...), false)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
