@@ -3,8 +3,10 @@ package builtins
 import (
 	"fmt"
 	metricsfile "github.com/anestar/anestar/metrics"
+	"io"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -50,6 +52,10 @@ func (s *session) processModule() *moduleDef {
 		},
 		fns: []fnDef{
 			{sig: "params()", doc: "The struct that params() returned, or None before the script called it.", fn: s.processParams},
+			{sig: "write(text)", doc: "Writes text to the run's output as it is, without a newline: text that streams as it is made " +
+				"(nothing with --quiet).", fn: s.processWrite},
+			{sig: "log(*args)", doc: "Writes a line of the args (as print joins them) to standard error: what is not the run's " +
+				"output, e.g. speed figures beside generated text (nothing with --quiet).", fn: s.processLog},
 			{sig: "args", doc: "The positional arguments after the script name, a tuple of strings."},
 			{sig: "argv", doc: "The command line process.exec restarts with, a tuple of strings."},
 			{sig: "script", doc: "The path of the script being run, as given: for finding files that ship beside it " +
@@ -76,6 +82,31 @@ func (s *session) processModule() *moduleDef {
 				"Appending first repairs a last line that a crash left half written.", fn: s.processMetrics},
 		},
 	}
+}
+
+func (s *session) processWrite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var text string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &text); err != nil {
+		return nil, err
+	}
+	io.WriteString(s.out, text)
+	return starlark.None, nil
+}
+
+func (s *session) processLog(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(kwargs) > 0 {
+		return nil, fmt.Errorf("%s: unexpected keyword argument %s", b.Name(), kwargs[0][0])
+	}
+	parts := make([]string, len(args))
+	for i, a := range args {
+		if str, ok := starlark.AsString(a); ok {
+			parts[i] = str
+		} else {
+			parts[i] = a.String()
+		}
+	}
+	s.errw.println(strings.Join(parts, " "))
+	return starlark.None, nil
 }
 
 func (s *session) processParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
