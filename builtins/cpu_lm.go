@@ -118,18 +118,11 @@ func cpuSoftmaxCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "logits", &logits, "targets", &tv, "grad?", &grad, "scale?", &scale); err != nil {
 		return nil, err
 	}
-	r, c, err := rows2D(b.Name(), logits)
+	r, c, g, err := logitsArgs(b.Name(), logits, grad)
 	if err != nil {
-		return nil, err
-	}
-	if err := logits.readable(b.Name()); err != nil {
 		return nil, err
 	}
 	targets, err := tokenIDs(b.Name(), "targets", tv)
-	if err != nil {
-		return nil, err
-	}
-	g, err := optGrad(b.Name(), grad, logits)
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +154,7 @@ func cpuRoPETables(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 }
 
 func cpuAllFinite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var ts starlark.Value
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "tensors", &ts); err != nil {
-		return nil, err
-	}
-	gs, err := gradSlices(b.Name(), ts, false)
+	gs, err := readSlices(b, "tensors", args, kwargs)
 	if err != nil {
 		return nil, err
 	}

@@ -14,22 +14,11 @@ import (
 // A summed loss and a free scale let the caller average over a batch of
 // sequences and fold in a loss scale.
 func SoftmaxCrossEntropy(grad, logits []float32, targets []int, rows, cols int, scale float32) (float64, error) {
-	chk := lengthCheck{op: "cpu.SoftmaxCrossEntropy"}
-	chk.dims("rows, cols", rows, cols)
-	chk.atLeast("logits", logits, rows*cols)
-	if grad != nil {
-		chk.atLeast("grad", grad, rows*cols)
-	}
-	if chk.err != nil {
-		return 0, chk.err
-	}
-	if len(targets) != rows {
+	if len(targets) != rows && rows > 0 {
 		return 0, fmt.Errorf("cpu.SoftmaxCrossEntropy: %d targets for %d rows", len(targets), rows)
 	}
-	for r, l := range targets {
-		if l < 0 || l >= cols {
-			return 0, fmt.Errorf("cpu.SoftmaxCrossEntropy: targets[%d] = %d out of range [0, %d)", r, l, cols)
-		}
+	if err := labelLossLengths("cpu.SoftmaxCrossEntropy", "targets", grad, logits, targets, rows, cols); err != nil {
+		return 0, err
 	}
 	sums := make([]float64, rows)
 	parallelFor(rows, max(1, elemGrain/cols), func(lo, hi int) {
