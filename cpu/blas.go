@@ -40,6 +40,7 @@ type sgemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32
 // has them, its thread controls.
 type library struct {
 	name       string      // implementation name
+	info       BLASInfo    // what it is, for reports
 	sgemm      sgemmFunc   // raw sgemm, arguments validated by Sgemm
 	setThreads func(n int) // sets the library's thread count; nil when it has none
 	threads    func() int  // reports the library's thread count; nil when it has none
@@ -187,7 +188,13 @@ func loadLibrary(name string) (*library, error) {
 		}
 		return nil, fmt.Errorf("cpu: BLAS %q is not available in this build", name)
 	}
-	lib, err := load()
+	var lib *library
+	var err error
+	if name == "gonum" || name == ReferenceBLAS { // pure Go: gonum is the fallback
+		lib, err = load()
+	} else {
+		lib, err = loadVerified(name, load)
+	}
 	if err != nil {
 		err = fmt.Errorf("cpu: loading BLAS %q: %w", name, err)
 	}
@@ -221,6 +228,9 @@ func choose(name string) selection {
 	for _, n := range blasOrder {
 		lib, err := loadLibrary(n)
 		if err == nil {
+			for _, e := range errs {
+				warnFallback(e, n)
+			}
 			return selection{lib: lib}
 		}
 		errs = append(errs, err)

@@ -20,5 +20,5 @@ func loadAccelerate() (*library, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &library{name: "accelerate", sgemm: sgemm}, nil
+	return &library{name: "accelerate", info: BLASInfo{Name: "accelerate", CoreChoice: CoreNA}, sgemm: sgemm}, nil
 }

@@ -8,7 +8,7 @@ import (
 // loadGonum returns gonum's pure-Go BLAS, which always loads; it spreads
 // large products over GOMAXPROCS goroutines itself.
 func loadGonum() (*library, error) {
-	return &library{name: "gonum", sgemm: gonumSgemm}, nil
+	return &library{name: "gonum", info: BLASInfo{Name: "gonum", CoreChoice: CoreNA}, sgemm: gonumSgemm}, nil
 }
 
 func gonumSgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,

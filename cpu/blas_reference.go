@@ -11,7 +11,7 @@ const ReferenceBLAS = "reference"
 
 // loadReference returns the fixed-order implementation, which always loads.
 func loadReference() (*library, error) {
-	return &library{name: ReferenceBLAS, sgemm: referenceSgemm}, nil
+	return &library{name: ReferenceBLAS, info: BLASInfo{Name: ReferenceBLAS, CoreChoice: CoreNA}, sgemm: referenceSgemm}, nil
 }
 
 // referenceSgemm computes C = alpha*op(A)*op(B) + beta*C element by element. The explicit float32

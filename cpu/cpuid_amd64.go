@@ -1,7 +1,7 @@
 package cpu
 
-// CPU feature detection for the amd64 assembly in this package and in the emulator: one CPUID and
-// XGETBV, so every vector path asks the same question the same way.
+// CPU feature detection for the amd64 assembly in this package and in the emulator, and for the choice
+// of OpenBLAS core: one CPUID and XGETBV reading, so every path asks the same question the same way.
 
 //go:noescape
 func cpuid(eaxIn, ecxIn uint32) (eax, ebx, ecx, edx uint32)
@@ -10,38 +10,44 @@ func cpuid(eaxIn, ecxIn uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv0() (eax uint32)
 
 var (
+	// features are this CPU's, read once.
+	features = readX86Features()
 	// hasAVX reports whether the CPU has AVX and the OS saves its YMM state.
-	hasAVX = detectAVX()
+	hasAVX = features.OSXSAVE && features.AVX && features.XCR0&xcr0AVX == xcr0AVX
 	// hasF16C reports whether the CPU and OS support AVX with F16C.
-	hasF16C = hasAVX && cpuidECX1()&(1<<29) != 0
+	hasF16C = hasAVX && features.F16C
 	// hasAVX2 reports whether the CPU and OS support AVX2.
-	hasAVX2 = hasAVX && maxLeaf() >= 7 && cpuidEBX7()&(1<<5) != 0
+	hasAVX2 = hasAVX && features.AVX2
 )
 
 // HasAVX2 reports whether the CPU and the operating system support AVX2, for callers with their own
 // AVX2 assembly.
 func HasAVX2() bool { return hasAVX2 }
 
-func maxLeaf() uint32 {
-	max, _, _, _ := cpuid(0, 0)
-	return max
-}
-
-func cpuidECX1() uint32 {
-	_, _, c, _ := cpuid(1, 0)
-	return c
-}
-
-func cpuidEBX7() uint32 {
-	_, b, _, _ := cpuid(7, 0)
-	return b
-}
-
-func detectAVX() bool {
-	const osxsave, avx = 1 << 27, 1 << 28
-	c := cpuidECX1()
-	if c&osxsave == 0 || c&avx == 0 {
-		return false
+// readX86Features reads the CPUID and XGETBV flags.
+func readX86Features() x86Features {
+	var f x86Features
+	top, _, _, _ := cpuid(0, 0)
+	_, _, c1, _ := cpuid(1, 0)
+	f.FMA = c1&(1<<12) != 0
+	f.OSXSAVE = c1&(1<<27) != 0
+	f.AVX = c1&(1<<28) != 0
+	f.F16C = c1&(1<<29) != 0
+	if f.OSXSAVE { // XGETBV faults unless the OS enabled XSAVE
+		f.XCR0 = xgetbv0()
 	}
-	return xgetbv0()&6 == 6 // the OS saves XMM and YMM state
+	if top >= 7 {
+		sub, b7, _, _ := cpuid(7, 0)
+		f.AVX2 = b7&(1<<5) != 0
+		f.AVX512F = b7&(1<<16) != 0
+		f.AVX512DQ = b7&(1<<17) != 0
+		f.AVX512CD = b7&(1<<28) != 0
+		f.AVX512BW = b7&(1<<30) != 0
+		f.AVX512VL = b7&(1<<31) != 0
+		if sub >= 1 {
+			a71, _, _, _ := cpuid(7, 1)
+			f.AVX512BF16 = a71&(1<<5) != 0
+		}
+	}
+	return f
 }

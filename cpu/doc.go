@@ -27,8 +27,22 @@
 // OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set: Sgemm then splits large
 // products over GOMAXPROCS goroutines itself, so that the Go scheduler, not
 // spinning BLAS threads, shares the cores; [SgemmSerial] never splits.
-// OpenBLAS is opened with OPENBLAS_NUM_THREADS=1 (unless the user set it or
-// OMP_NUM_THREADS), so that it starts no idle worker thread. Every call into a
+// The loader sets OpenBLAS's own environment variables for the dlopen, and
+// removes them afterwards so that child processes choose afresh:
+// OPENBLAS_NUM_THREADS=1 (unless the user set it or OMP_NUM_THREADS), so that
+// it starts no idle worker thread, and OPENBLAS_CORETYPE, unless the user set
+// it (their setting always wins): SkylakeX when the CPU has AVX-512 and the
+// OS saves its state (XCR0), Haswell for AVX2 with FMA, else OpenBLAS's own
+// choice (blas_core.go; OpenBLAS 0.3.21 picks its slowest kernels on CPUs
+// newer than itself). [CurrentBLASInfo] reports the library's version, core
+// and how the core was chosen. Every library but gonum is verified when it
+// loads: loading and a few exact products must finish within a time limit
+// (blas_selftest.go); otherwise "auto" falls back to the next implementation
+// with a one-line message on stderr, and a forced one fails to load.
+// [PeakFLOPS], the denominator of utilisation figures, is the rate of a large
+// Sgemm, measured once per machine, BLAS and core and cached in the user's
+// cache directory ([CacheDirEnv] overrides it; [PeakFLOPSFile] names the file).
+// Every call into a
 // single-threaded library holds one of GOMAXPROCS process-wide core slots
 // (blas_cores.go), and a large product is split only over slots free when it
 // starts: the evaluator's products and an async queue's never run more

@@ -14,6 +14,7 @@ import (
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/ckpt"
+	"github.com/anestar/anestar/cpu"
 	"go.starlark.net/starlark"
 )
 
@@ -95,7 +96,8 @@ func TestLossFalls(t *testing.T) {
 	if !(last*4 <= first) {
 		t.Errorf("loss %g -> %g in 40 steps, want a fall of at least 4x\n%s", first, last, out)
 	}
-	for _, want := range []string{"=== Efficiency Report ===", "Total steps:     40 (40 batches)", "BLAS:"} {
+	for _, want := range []string{"=== Efficiency Report ===", "Total steps:     40 (40 batches)",
+		"BLAS: " + cpu.CurrentBLASInfo().String()} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -2,10 +2,7 @@ package emulator
 
 import (
 	"fmt"
-	"math"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/cpu"
@@ -47,34 +44,10 @@ func (b *Backend) Options() ane.Options { return b.opts }
 // Compiles is the number of Compile calls on this backend, successful or not.
 func (b *Backend) Compiles() int { return int(b.compiles.Load()) }
 
-var (
-	peakOnce sync.Once
-	peak     float64
-)
-
 // PeakFLOPS is the emulator's peak: the rate of a 512x512x512 sgemm with the BLAS in use, measured once
-// per process (best of three runs). It is what a 1x1 conv or a large matmul can reach, which makes it
-// the fair denominator for utilisation figures on the CPU.
-func (b *Backend) PeakFLOPS() float64 {
-	peakOnce.Do(func() {
-		const n = 512
-		a := make([]float32, n*n)
-		for i := range a {
-			a[i] = float32(i%7) * 0.25
-		}
-		c := make([]float32, n*n)
-		best := math.Inf(1)
-		for range 3 {
-			t := time.Now()
-			if err := cpu.Sgemm(false, false, n, n, n, 1, a, n, a, n, 0, c, n); err != nil {
-				return
-			}
-			best = min(best, time.Since(t).Seconds())
-		}
-		peak = 2 * n * n * n / math.Max(best, 1e-9)
-	})
-	return peak
-}
+// per machine, BLAS and core and cached (cpu.PeakFLOPS). It is what a 1x1 conv or a large matmul can
+// reach, which makes it the fair denominator for utilisation figures on the CPU.
+func (b *Backend) PeakFLOPS() float64 { return cpu.PeakFLOPS() }
 
 // Compile checks p, resolves its shapes, decodes its constant weights once, orders its ops and
 // preallocates every intermediate buffer, sharing them with the backend's other kernels (scratch.go)

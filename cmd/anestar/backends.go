@@ -20,7 +20,7 @@ func init() {
 }
 
 // runBackends prints every registered backend, most preferred first, with its availability, then what
-// "auto" picks and which BLAS the host math uses.
+// "auto" picks, which BLAS the host math uses (version, core and how the core was chosen) and its peak.
 func runBackends(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		if args[0] == "-h" || args[0] == "--help" {
@@ -48,6 +48,14 @@ func runBackends(args []string, stdout, stderr io.Writer) int {
 		auto = "(none available)"
 	}
 	fmt.Fprintf(stdout, "auto: %s (%s overrides)\n", auto, ane.EnvBackend)
-	fmt.Fprintf(stdout, "host BLAS: %s (%s forces one)\n", cpu.BLASName(), cpu.BLASEnv)
+	fmt.Fprintf(stdout, "host BLAS: %s; %s forces one\n", cpu.CurrentBLASInfo(), cpu.BLASEnv)
+	if info := cpu.CurrentBLASInfo(); info.Config != "" {
+		fmt.Fprintf(stdout, "BLAS build: %s\n", info.Config)
+	}
+	peak := fmt.Sprintf("host sgemm peak: %.3f TFLOP/s", cpu.PeakFLOPS()/1e12)
+	if f := cpu.PeakFLOPSFile(); f != "" {
+		peak += " (measured once, cached in " + f + "; delete it to measure again)"
+	}
+	fmt.Fprintln(stdout, peak)
 	return exitOK
 }

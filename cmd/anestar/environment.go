@@ -21,8 +21,9 @@ type envVar struct {
 var environment = []envVar{
 	{ane.EnvBackend, "the backend `auto` picks: ane or emulator (default: the most preferred available)"},
 	{cpu.BLASEnv, "the host BLAS: accelerate, openblas, gonum or reference (default auto: the first that loads)"},
-	{"OPENBLAS_CORETYPE", "OpenBLAS's kernel family (e.g. SkylakeX, Haswell); read by OpenBLAS itself"},
+	{"OPENBLAS_CORETYPE", "OpenBLAS's kernel family (e.g. SkylakeX, Haswell; default: chosen from the CPU's features)"},
 	{"OPENBLAS_NUM_THREADS", "OpenBLAS's threads (default here 1: anestar splits large products itself)"},
+	{cpu.CacheDirEnv, "where measurements such as the sgemm peak are cached (default: the user's cache directory/anestar)"},
 }
 
 // envUsage writes the environment section of the usage text.
