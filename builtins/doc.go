@@ -15,7 +15,8 @@
 // The modules (see docs/builtins.md, generated from the tables in this package by WriteReference):
 //
 //	mil      builds MIL programs op by op (every op of mil.Ops() is a builder method), parses MIL text
-//	ane      compiles programs into kernels on the run's backend; kernel and surface I/O
+//	ane      compiles programs into kernels on the run's backend; kernel and surface I/O; ane.eligible,
+//	         the verdict of the ANE's known rules on a program (ane.Eligible)
 //	tensor   makes Tensors: zeros, random (seeded, resumable), from lists and .npy files
 //	cpu      host math on tensors: sgemm, rmsnorm, activations, softmax, losses, clipping; async queues
 //	optim    optimizers over named parameters with checkpointable state; learning-rate schedules
