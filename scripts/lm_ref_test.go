@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/npy"
 	"go.starlark.net/starlark"
@@ -24,17 +24,17 @@ type lmTol struct {
 func TestLMAgainstPyTorch(t *testing.T) {
 	for _, c := range []struct {
 		name, nseq string
-		mode       ane.Numerics
+		mode       emulator.Numerics
 		scale      string
 		tol        lmTol
 	}{
 		// fp32: nothing rounds to fp16; the differences are float32 against float64 (measured: logits and
 		// gradients about 1e-6, the curve 4e-8).
-		{"fp32", "2", ane.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
-		{"fp32_one_sequence_per_eval", "1", ane.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
+		{"fp32", "2", emulator.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
+		{"fp32_one_sequence_per_eval", "1", emulator.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
 		// fp16: every kernel op rounds to fp16 (a relative step of 2^-11), the loss gradient scaled by 1024
 		// (measured: logits 2e-3, gradients up to 3e-3, the curve 7e-5).
-		{"fp16", "2", ane.FP16, "1024.0", lmTol{logits: 1e-2, loss: 1e-4, grad: 1e-2, curve: 1e-3}},
+		{"fp16", "2", emulator.FP16, "1024.0", lmTol{logits: 1e-2, loss: 1e-4, grad: 1e-2, curve: 1e-3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := runLMRef(t, c.mode, map[string]string{"loss_scale": c.scale, "nseq": c.nseq})
@@ -71,7 +71,7 @@ func TestLMAgainstPyTorch(t *testing.T) {
 // TestLMCompileCount checks that the kernels compile once for any depth: one binding per layer.
 func TestLMCompileCount(t *testing.T) {
 	count := func(layers string) int {
-		res := runLMRef(t, ane.FP32, map[string]string{"layers": layers, "count_only": "True"})
+		res := runLMRef(t, emulator.FP32, map[string]string{"layers": layers, "count_only": "True"})
 		n, err := starlark.AsInt32(res.Globals["compiles"])
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +86,7 @@ func TestLMCompileCount(t *testing.T) {
 // TestLMDropoutGradients checks the gradient of the loss with dropout against finite differences
 // (fp32 mode, the same masks for every evaluation), at each tested tensor's largest gradient entry.
 func TestLMDropoutGradients(t *testing.T) {
-	res := runLMRef(t, ane.FP32, map[string]string{"dropout": "0.2", "fd": "True"})
+	res := runLMRef(t, emulator.FP32, map[string]string{"dropout": "0.2", "fd": "True"})
 	fd, ok := res.Globals["fd"].(*starlark.List)
 	if !ok || fd.Len() == 0 {
 		t.Fatalf("fd is %v", res.Globals["fd"])
@@ -103,11 +103,11 @@ func TestLMDropoutGradients(t *testing.T) {
 	}
 }
 
-func runLMRef(t *testing.T, mode ane.Numerics, params map[string]string) *builtins.Result {
+func runLMRef(t *testing.T, mode emulator.Numerics, params map[string]string) *builtins.Result {
 	t.Helper()
 	var out strings.Builder
 	res, err := builtins.Run(context.Background(), builtins.Config{
-		Script: "testdata/lm_ref.star", BackendName: "emulator", Options: ane.Options{Numerics: mode},
+		Script: "testdata/lm_ref.star", Backend: emulator.New(emulator.Options{Numerics: mode}),
 		Params: params, Stdout: &out,
 	})
 	if err != nil {

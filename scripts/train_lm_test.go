@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 	"go.starlark.net/starlark"
 )
@@ -36,7 +36,7 @@ func runLM(t *testing.T, params map[string]string, resume bool) (*builtins.Resul
 		argv = append(argv, "--resume")
 	}
 	res, err := builtins.Run(context.Background(), builtins.Config{
-		Script: "train_lm.star", BackendName: "emulator", Options: ane.Options{}, Params: params,
+		Script: "train_lm.star", Backend: emulator.New(emulator.Options{}), Params: params,
 		Resume: resume, Stdout: &out, Argv: argv,
 	})
 	return res, out.String(), err
