@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/anestar/anestar/internal/safefile"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,7 +17,7 @@ func isLlama2(path string) bool {
 	if strings.HasSuffix(path, ".safetensors") {
 		return false
 	}
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return false // the safetensors reader reports it
 	}
