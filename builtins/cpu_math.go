@@ -256,6 +256,18 @@ func cpuMSE(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	return starlark.Float(l), nil
 }
 
+// logitsArgs checks a loss's 2-D logits [rows, cols], readable, and its optional gradient output.
+func logitsArgs(fn string, logits *Tensor, grad starlark.Value) (rows, cols int, g []float32, err error) {
+	if rows, cols, err = rows2D(fn, logits); err != nil {
+		return 0, 0, nil, err
+	}
+	if err := logits.readable(fn); err != nil {
+		return 0, 0, nil, err
+	}
+	g, err = optGrad(fn, grad, logits)
+	return rows, cols, g, err
+}
+
 func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var logits *Tensor
 	var target, grad starlark.Value
@@ -263,14 +275,7 @@ func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "logits", &logits, "target", &target, "grad?", &grad, "probs?", &probs); err != nil {
 		return nil, err
 	}
-	r, c, err := rows2D(b.Name(), logits)
-	if err != nil {
-		return nil, err
-	}
-	if err := logits.readable(b.Name()); err != nil {
-		return nil, err
-	}
-	g, err := optGrad(b.Name(), grad, logits)
+	r, c, g, err := logitsArgs(b.Name(), logits, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -466,12 +471,17 @@ func gradSlices(fn string, v starlark.Value, write bool) ([][]float32, error) {
 	return out, nil
 }
 
-func cpuGlobalNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var grads starlark.Value
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "grads", &grads); err != nil {
+// readSlices unpacks the one argument name, a list of tensors, and returns their data to be read.
+func readSlices(b *starlark.Builtin, name string, args starlark.Tuple, kwargs []starlark.Tuple) ([][]float32, error) {
+	var v starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, name, &v); err != nil {
 		return nil, err
 	}
-	gs, err := gradSlices(b.Name(), grads, false)
+	return gradSlices(b.Name(), v, false)
+}
+
+func cpuGlobalNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	gs, err := readSlices(b, "grads", args, kwargs)
 	if err != nil {
 		return nil, err
 	}

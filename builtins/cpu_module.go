@@ -23,6 +23,7 @@ func (s *session) cpuModule() *moduleDef {
 		},
 	}
 	m.fns = append(m.fns, s.cpuMathFns()...)
+	m.fns = append(m.fns, cpuLMFns()...)
 	m.fns = append(m.fns, fnDef{sig: "queue()", doc: "A new serial queue of host math that runs beside the script; see the queue type.", fn: s.cpuQueue})
 	return m
 }

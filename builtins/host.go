@@ -34,6 +34,7 @@ type Config struct {
 	Seed   uint64            // seed of the run's random generator
 
 	Stdout   io.Writer // where print and progress lines go; nil discards them
+	Stderr   io.Writer // where process.log lines go (what is not the run's output); nil discards them
 	Quiet    bool      // process.quiet; print and progress output are discarded
 	Terminal bool      // Stdout is a terminal: progress redraws one line in place
 	DryRun   bool      // process.dry_run: ane.compile checks programs but compiles nothing (see CheckedProgram)
@@ -89,6 +90,7 @@ type session struct {
 	cfg     *Config
 	ctx     context.Context
 	out     *lineWriter
+	errw    *lineWriter // process.log lines: Config.Stderr
 	rng     *rng
 	start   time.Time
 	loads   map[string]*loadEntry // by absolute path
@@ -122,6 +124,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg:   &cfg,
 		ctx:   ctx,
 		out:   &lineWriter{w: cfg.Stdout},
+		errw:  &lineWriter{w: cfg.Stderr},
 		now:   time.Now,
 		rng:   newRNG(cfg.Seed),
 		start: time.Now(),
@@ -134,6 +137,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Stdout == nil || cfg.Quiet {
 		s.out.w = io.Discard
+	}
+	if cfg.Stderr == nil || cfg.Quiet {
+		s.errw.w = io.Discard
 	}
 	s.backend = cfg.Backend
 	s.predeclared = s.makePredeclared()

@@ -23,7 +23,9 @@ func (s *session) optimModule() *moduleDef {
 			{sig: "adagrad(params, eps = 1e-8)", doc: "AdaGrad.", fn: optimNew("adagrad")},
 			{sig: "rmsprop(params, rho = 0.9, eps = 1e-8)", doc: "RMSProp.", fn: optimNew("rmsprop")},
 			{sig: "adam(params, b1 = 0.9, b2 = 0.999, eps = 1e-8)", doc: "Adam with bias correction, as the reference trains with.", fn: optimNew("adam")},
-			{sig: "adamw(params, b1 = 0.9, b2 = 0.999, eps = 1e-8, weight_decay = 0.01)", doc: "Adam with decoupled weight decay.", fn: optimNew("adamw")},
+			{sig: "adamw(params, b1 = 0.9, b2 = 0.999, eps = 1e-8, weight_decay = 0.01, no_decay = [])", doc: "Adam with decoupled weight decay (torch.optim.AdamW): " +
+				"w *= 1 - lr * weight_decay before each update, except for the parameters named in no_decay (norm gains, biases: " +
+				"a language model decays its matrices only).", fn: optimNew("adamw")},
 			{sig: "constant(lr)", doc: "A schedule: lr at every step.", fn: schedNew("constant")},
 			{sig: "step_decay(base, gamma, every)", doc: "A schedule: base * gamma^floor(step / every).", fn: schedNew("step_decay")},
 			{sig: "exponential(base, gamma)", doc: "A schedule: base * gamma^step.", fn: schedNew("exponential")},
@@ -87,6 +89,7 @@ func optimNew(kind string) impl {
 		var params *starlark.Dict
 		b1, b2, eps, wd, beta, rho := number(0.9), number(0.999), number(1e-8), number(0.01), number(0.9), number(0.9)
 		var dampening number
+		var noDecay *starlark.List
 		nesterov := false
 		pairs := []any{"params", &params}
 		switch kind {
@@ -99,7 +102,7 @@ func optimNew(kind string) impl {
 		case "adam":
 			pairs = append(pairs, "b1?", &b1, "b2?", &b2, "eps?", &eps)
 		case "adamw":
-			pairs = append(pairs, "b1?", &b1, "b2?", &b2, "eps?", &eps, "weight_decay?", &wd)
+			pairs = append(pairs, "b1?", &b1, "b2?", &b2, "eps?", &eps, "weight_decay?", &wd, "no_decay?", &noDecay)
 		}
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
 			return nil, err
@@ -108,6 +111,10 @@ func optimNew(kind string) impl {
 			return nil, nameErrf(b.Name(), "dampening = %g, want a number in [0, 1]", float64(dampening))
 		}
 		keys, vals, err := dictItems(b.Name(), "params", params)
+		if err != nil {
+			return nil, err
+		}
+		skip, err := noDecayNames(b.Name(), noDecay, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +140,11 @@ func optimNew(kind string) impl {
 			case "adam":
 				opt = cpu.NewAdam(n, float32(b1), float32(b2), float32(eps))
 			case "adamw":
-				opt = cpu.NewAdamW(n, float32(b1), float32(b2), float32(eps), float32(wd))
+				if skip[k] {
+					opt = cpu.NewAdam(n, float32(b1), float32(b2), float32(eps))
+				} else {
+					opt = cpu.NewAdamW(n, float32(b1), float32(b2), float32(eps), float32(wd))
+				}
 			}
 			o.params[k], o.opts[k] = t, opt
 			o.names = append(o.names, k)
@@ -141,6 +152,29 @@ func optimNew(kind string) impl {
 		sort.Strings(o.names)
 		return o, nil
 	}
+}
+
+// noDecayNames checks that every name of list (nil: none) is one of keys and returns them as a set.
+func noDecayNames(fn string, list *starlark.List, keys []string) (map[string]bool, error) {
+	set := map[string]bool{}
+	if list == nil {
+		return set, nil
+	}
+	known := map[string]bool{}
+	for _, k := range keys {
+		known[k] = true
+	}
+	for i := range list.Len() {
+		n, ok := starlark.AsString(list.Index(i))
+		if !ok {
+			return nil, fmt.Errorf("%s: no_decay[%d]: got %s, want a parameter name", fn, i, list.Index(i).Type())
+		}
+		if !known[n] {
+			return nil, fmt.Errorf("%s: no_decay[%d] = %q is not a parameter (%v)", fn, i, n, keys)
+		}
+		set[n] = true
+	}
+	return set, nil
 }
 
 func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

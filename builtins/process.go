@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -28,22 +29,36 @@ func (s *session) processModule() *moduleDef {
 	for i, a := range s.cfg.Argv {
 		argv[i] = starlark.String(a)
 	}
+	names := make([]string, 0, len(s.cfg.Params))
+	for k := range s.cfg.Params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	overrides := make(starlark.Tuple, len(names))
+	for i, k := range names {
+		overrides[i] = starlark.String(k)
+	}
 	return &moduleDef{
 		name: "process",
 		doc: "The run itself: its parameters and arguments, restarting, clocks, progress reports and a metrics log. " +
 			"`print` writes to the run's output (nothing with --quiet).",
 		vals: valueMap{
-			"args":    args,
-			"argv":    argv,
-			"script":  starlark.String(s.cfg.Script),
-			"out_dir": starlark.String(outDir(s.cfg.Script)),
-			"resume":  starlark.Bool(s.cfg.Resume),
-			"seed":    starlark.MakeUint64(s.cfg.Seed),
-			"quiet":   starlark.Bool(s.cfg.Quiet),
-			"dry_run": starlark.Bool(s.cfg.DryRun),
+			"args":      args,
+			"argv":      argv,
+			"script":    starlark.String(s.cfg.Script),
+			"out_dir":   starlark.String(outDir(s.cfg.Script)),
+			"resume":    starlark.Bool(s.cfg.Resume),
+			"overrides": overrides,
+			"seed":      starlark.MakeUint64(s.cfg.Seed),
+			"quiet":     starlark.Bool(s.cfg.Quiet),
+			"dry_run":   starlark.Bool(s.cfg.DryRun),
 		},
 		fns: []fnDef{
 			{sig: "params()", doc: "The struct that params() returned, or None before the script called it.", fn: s.processParams},
+			{sig: "write(text)", doc: "Writes text to the run's output as it is, without a newline: text that streams as it is made " +
+				"(nothing with --quiet).", fn: s.processWrite},
+			{sig: "log(*args)", doc: "Writes a line of the args (as print joins them) to standard error: what is not the run's " +
+				"output, e.g. speed figures beside generated text (nothing with --quiet).", fn: s.processLog},
 			{sig: "args", doc: "The positional arguments after the script name, a tuple of strings."},
 			{sig: "argv", doc: "The command line process.exec restarts with, a tuple of strings."},
 			{sig: "script", doc: "The path of the script being run, as given: for finding files that ship beside it " +
@@ -53,6 +68,8 @@ func (s *session) processModule() *moduleDef {
 				"so that runs of different scripts never share a file. process.outputs creates it (and folders inside it) " +
 				"when missing."},
 			{sig: "resume", doc: "True when the run was started with --resume: continue from the checkpoint."},
+			{sig: "overrides", doc: "The names of the parameters this run sets (--set KEY=VALUE), a sorted tuple of strings: " +
+				"for telling an explicit setting from a default."},
 			{sig: "seed", doc: "The seed of the run's random generator (--seed)."},
 			{sig: "quiet", doc: "True with --quiet."},
 			{sig: "dry_run", doc: "True under `anestar check`: ane.compile checks each program (types, shapes, weights) " +
@@ -87,6 +104,31 @@ func (s *session) processModule() *moduleDef {
 				"disk) prints one warning and turns the log off; the training goes on.", fn: s.processMetrics},
 		},
 	}
+}
+
+func (s *session) processWrite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var text string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &text); err != nil {
+		return nil, err
+	}
+	io.WriteString(s.out, text)
+	return starlark.None, nil
+}
+
+func (s *session) processLog(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(kwargs) > 0 {
+		return nil, fmt.Errorf("%s: unexpected keyword argument %s", b.Name(), kwargs[0][0])
+	}
+	parts := make([]string, len(args))
+	for i, a := range args {
+		if str, ok := starlark.AsString(a); ok {
+			parts[i] = str
+		} else {
+			parts[i] = a.String()
+		}
+	}
+	s.errw.println(strings.Join(parts, " "))
+	return starlark.None, nil
 }
 
 func (s *session) processParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

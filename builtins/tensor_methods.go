@@ -24,7 +24,7 @@ var tensorType = &typeDef{
 		{sig: "ndim", doc: "The number of dims."},
 		{sig: "rows(start, stop)", doc: "A view of rows [start, stop) along the first axis: for a channel-first `[C, S]` tensor, a channel range.", fn: tRows},
 		{sig: "reshape(*shape)", doc: "A view with another shape of the same size; one dim may be -1.", fn: tReshape},
-		{sig: "transpose()", doc: "A new 2-D tensor, the transpose of this 2-D tensor.", fn: tTranspose},
+		{sig: "transpose(out = None)", doc: "A new 2-D tensor, the transpose of this 2-D tensor; or written into out (of the transposed shape, not sharing storage), allocating nothing.", fn: tTranspose},
 		{sig: "copy()", doc: "A new tensor with the same shape and values.", fn: tCopy},
 		{sig: "list()", doc: "The elements as a flat list of floats, in row-major order.", fn: tList},
 		{sig: "item()", doc: "The value of a one-element tensor as a float.", fn: tItem},
@@ -127,7 +127,8 @@ func inferShape(shape []int, n int) ([]int, error) {
 
 func tTranspose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	t := recvTensor(b)
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+	var out *Tensor
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "out?", &out); err != nil {
 		return nil, err
 	}
 	if len(t.shape) != 2 {
@@ -137,7 +138,19 @@ func tTranspose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	r, c := t.shape[0], t.shape[1]
-	out, _ := NewTensor(c, r)
+	if out == nil {
+		out, _ = NewTensor(c, r)
+	} else {
+		if len(out.shape) != 2 || out.shape[0] != c || out.shape[1] != r {
+			return nil, fmt.Errorf("%s: out is %s, want [%d, %d]", b.Name(), out, c, r)
+		}
+		if out.st == t.st {
+			return nil, fmt.Errorf("%s: out shares storage with the tensor", b.Name())
+		}
+		if err := out.writable(b.Name()); err != nil {
+			return nil, err
+		}
+	}
 	cpu.Transpose(out.data, r, t.data, c, r, c) // sizes match: no error
 	return out, nil
 }

@@ -22,6 +22,8 @@ func (s *session) tensorModule() *moduleDef {
 			{sig: "full(shape, value)", doc: "A tensor with every element value.", fn: tensorFullValue},
 			{sig: "zeros_like(t)", doc: "A tensor of zeros with t's shape.", fn: tensorZerosLike},
 			{sig: "uniform(shape, low = 0.0, high = 1.0)", doc: "Uniform random values in [low, high).", fn: s.tensorUniform},
+			{sig: "dropout_mask(out, p)", doc: "Fills out, in place, with a dropout mask from the run's generator: each element 0 with probability p, " +
+				"else 1/(1 - p) (inverted dropout: multiply activations and their gradients by it). p in [0, 1). Returns out.", fn: s.tensorDropoutMask},
 			{sig: "normal(shape, mean = 0.0, std = 1.0)", doc: "Normally distributed random values.", fn: s.tensorNormal},
 			{sig: "from_list(values, shape = None)", doc: "A tensor of the numbers in values (a flat list, or nested " +
 				"lists of equal lengths); shape defaults to the nesting, else reshapes the flat values.", fn: tensorFromList},
@@ -100,6 +102,22 @@ func (s *session) tensorUniform(_ *starlark.Thread, b *starlark.Builtin, args st
 	}
 	s.rng.uniform(t.data, float64(lo), float64(hi))
 	return t, nil
+}
+
+func (s *session) tensorDropoutMask(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var out *Tensor
+	var p number
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "out", &out, "p", &p); err != nil {
+		return nil, err
+	}
+	if !(p >= 0 && p < 1) {
+		return nil, fmt.Errorf("%s: p = %g, want a probability in [0, 1)", b.Name(), float64(p))
+	}
+	if err := out.writable(b.Name()); err != nil {
+		return nil, err
+	}
+	s.rng.dropoutMask(out.data, float64(p))
+	return out, nil
 }
 
 func (s *session) tensorNormal(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

@@ -100,6 +100,7 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		Resume:   o.resume,
 		Seed:     o.seed,
 		Stdout:   stdout,
+		Stderr:   stderr,
 		Quiet:    o.quiet,
 		Terminal: isTerminal(stdout),
 		Argv:     argv,
