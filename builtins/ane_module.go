@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/ane/emulator"
 	"go.starlark.net/starlark"
 )
 
@@ -31,6 +32,7 @@ func (s *session) aneModule() *moduleDef {
 				"\"refused\" on every backend but the emulator in relaxed mode (--relaxed); `anestar check` lists every verdict.",
 				fn: s.aneEligible},
 			{sig: "backend()", doc: "The backend's name: \"ane\" or \"emulator\".", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.String(be.Name()) })},
+			{sig: "numerics()", doc: "How kernels round: \"fp16\" as the ANE does (every op's result rounded to fp16), or \"fp32\" when the emulator runs without rounding (--fp32).", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.String(backendNumerics(be)) })},
 			{sig: "compiles()", doc: "The number of compiles this process has done on the backend.", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.MakeInt(be.Compiles()) })},
 			{sig: "peak_flops()", doc: "The backend's nominal peak in FLOP/s, for utilisation figures.", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.Float(be.PeakFLOPS()) })},
 		},
@@ -470,4 +472,12 @@ func surfFill(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	return starlark.None, nil
+}
+
+// backendNumerics names how be's kernels round: "fp32" for an emulator without fp16 rounding, else "fp16".
+func backendNumerics(be ane.Backend) string {
+	if e, ok := be.(*emulator.Backend); ok && e.Options().Numerics == emulator.FP32 {
+		return "fp32"
+	}
+	return "fp16"
 }

@@ -21,6 +21,7 @@
 //	cpu      host math on tensors: sgemm, rmsnorm, activations, softmax, losses, clipping; async queues
 //	optim    optimizers over named parameters with checkpointable state; learning-rate schedules
 //	ckpt     saves and reads checkpoints (tensors and JSON metadata), atomically
+//	tokenizer  llama2.c BPE vocabularies: read, train, save, encode, decode; token files into tensors
 //	process  parameters, arguments, restart (exec), clocks, progress reports, a JSON-lines metrics log,
 //	         and process.dry_run
 //
@@ -34,6 +35,7 @@
 //	optimizer, schedule   an optimizer over named tensors; a learning-rate function of the step
 //	metrics               an append-only JSON-lines file
 //	progress              a progress line for a loop: step/total, fields, ms/step, ETA
+//	tokenizer             a BPE vocabulary (package tokenizer)
 //
 // # Dry runs
 //

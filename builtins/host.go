@@ -203,6 +203,7 @@ func (s *session) modules() []*moduleDef {
 		s.cpuModule(),
 		s.optimModule(),
 		s.ckptModule(),
+		s.tokenizerModule(),
 		s.processModule(),
 	}
 }
