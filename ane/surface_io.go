@@ -1,9 +1,7 @@
 package ane
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/mil"
@@ -54,9 +52,7 @@ func encode(d mil.DType, dst []byte, src []float32) {
 		cpu.EncodeF16To(dst[:2*len(src)], src)
 		return
 	}
-	for i, v := range src {
-		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
-	}
+	cpu.EncodeF32To(dst, src)
 }
 
 // decode loads consecutive elements of dtype d from src into dst.
@@ -65,9 +61,7 @@ func decode(d mil.DType, dst []float32, src []byte) {
 		cpu.DecodeF16To(dst, src[:2*len(dst)])
 		return
 	}
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-	}
+	cpu.DecodeF32To(dst, src)
 }
 
 // WriteChannels stores src, converted to the surface's dtype (fp16 rounds half to even), in channels

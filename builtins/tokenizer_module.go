@@ -21,6 +21,8 @@ func (s *session) tokenizerModule() *moduleDef {
 				"and 256 bytes, so it must exceed 259). Words carry their leading space; every character of the text is a piece as far as n allows; " +
 				"deterministic; about 0.1 s for 567 KB of text.", fn: tokenizerTrain},
 			{sig: "read_text(path)", doc: "Returns the contents of a text file as a string, for train or encode.", fn: tokenizerReadText},
+			{sig: "read_tokens(path, vocab = 65536)", doc: "Reads a token file (little-endian uint16 ids, no header) into a 1-D tensor of ids " +
+				"without a vocabulary: an id of vocab or more is an error naming its position.", fn: tokenizerReadTokens},
 		},
 	}
 }
@@ -196,7 +198,7 @@ func tokEncodeFile(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
 	}
-	return idTensor(b.Name(), path, t, t.Encode(string(data), bos, eos))
+	return idTensor(b.Name(), path, t.VocabSize(), t.Encode(string(data), bos, eos))
 }
 
 func tokReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -209,13 +211,29 @@ func tokReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
 	}
-	return idTensor(b.Name(), path, t, ids)
+	return idTensor(b.Name(), path, t.VocabSize(), ids)
+}
+
+func tokenizerReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	vocab := 1 << 16
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "vocab?", &vocab); err != nil {
+		return nil, err
+	}
+	if vocab < 1 || vocab > 1<<16 {
+		return nil, fmt.Errorf("%s: vocab = %d: uint16 ids need a vocabulary of 1 to 65536", b.Name(), vocab)
+	}
+	ids, err := tokenizer.LoadTokens(path, vocab)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+	}
+	return idTensor(b.Name(), path, vocab, ids)
 }
 
 // idTensor returns ids as a 1-D float32 tensor.
-func idTensor(fn, path string, t *tokenizer.Tokenizer, ids []int) (starlark.Value, error) {
-	if t.VocabSize() > 1<<24 {
-		return nil, fmt.Errorf("%s: a vocabulary of %d pieces has ids that float32 cannot hold exactly (at most 2^24)", fn, t.VocabSize())
+func idTensor(fn, path string, vocab int, ids []int) (starlark.Value, error) {
+	if vocab > 1<<24 {
+		return nil, fmt.Errorf("%s: a vocabulary of %d pieces has ids that float32 cannot hold exactly (at most 2^24)", fn, vocab)
 	}
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("%s: %s holds no tokens", fn, path)

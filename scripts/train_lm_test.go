@@ -18,7 +18,7 @@ import (
 // lmSmall are the sizes train_lm.star's tests run at, on the reference's token stream (vocab 300).
 func lmSmall(dir string, kv ...string) map[string]string {
 	m := map[string]string{
-		"data": quote("testdata/lm_ref/tokens.npy"), "dim": "64", "layers": "2", "heads": "4", "kv_heads": "2",
+		"data": quote("testdata/lm_ref/tokens.bin"), "dim": "64", "layers": "2", "heads": "4", "kv_heads": "2",
 		"hidden": "192", "vocab": "300", "seq": "32", "batch": "2", "steps": "6", "warmup": "2", "eval_every": "3",
 		"ckpt": quote(filepath.Join(dir, "lm.safetensors")), "ckpt_every": "3", "metrics": quote(filepath.Join(dir, "lm.jsonl")),
 	}
@@ -60,7 +60,7 @@ func mustRunLM(t *testing.T, params map[string]string, resume bool) (*builtins.R
 func TestTrainLM(t *testing.T) {
 	dir := t.TempDir()
 	res, out := mustRunLM(t, lmSmall(dir), false)
-	for _, re := range []string{`(?m)^step 3 val_loss \d+\.\d{4}$`, `(?m)^step 6 val_loss \d+\.\d{4}$`, `(?m)^sample: `,
+	for _, re := range []string{`(?m)^step 3 val_loss \d+\.\d{4}$`, `(?m)^step 6 val_loss \d+\.\d{4}$`, `note: token data without a tokenizer: val_bpb and samples are left out`,
 		`Efficiency Report`, `Compiles: +6 at the start, 0 since`, `Tokens/s: +\d+`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("output has no %s:\n%s", re, out)
@@ -149,7 +149,7 @@ func TestTrainLMInitExport(t *testing.T) {
 	if last == nil {
 		t.Fatalf("no final validation loss:\n%s", out)
 	}
-	init := map[string]string{"data": quote("testdata/lm_ref/tokens.npy"), "seq": "32", "batch": "2", "init": quote(exp), "ckpt": `""`}
+	init := map[string]string{"data": quote("testdata/lm_ref/tokens.bin"), "seq": "32", "batch": "2", "init": quote(exp), "ckpt": `""`}
 	with := func(kv ...string) map[string]string {
 		m := map[string]string{}
 		for k, v := range init {
@@ -171,5 +171,39 @@ func TestTrainLMInitExport(t *testing.T) {
 	_, _, err := runLM(t, with("dim", "128"), false)
 	if err == nil || !strings.Contains(err.Error(), "its header has dim = 64") {
 		t.Errorf("contradicting --set dim=128: %v", err)
+	}
+}
+
+// TestTrainLMText trains on the shipped corpus (data = "", found beside the script) with a vocabulary
+// trained on its training part and cached beside the checkpoint: val_bpb and text samples are printed;
+// sample.star then continues a prompt from the exported model with that tokenizer.
+func TestTrainLMText(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "model.bin")
+	params := lmSmall(dir, "data", `""`, "vocab", "320", "steps", "2", "eval_every", "0", "export", quote(exp))
+	_, out := mustRunLM(t, params, false)
+	if !regexp.MustCompile(`(?m)^step 2 val_loss \d+\.\d{4} val_bpb \d+\.\d{4}$`).MatchString(out) {
+		t.Errorf("no val_bpb line:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^sample: ".+"$`).MatchString(out) {
+		t.Errorf("no text sample:\n%s", out)
+	}
+	tok := filepath.Join(dir, "lm.safetensors.tok320.bin")
+	if _, err := os.Stat(tok); err != nil {
+		t.Fatalf("the trained tokenizer is not cached: %v", err)
+	}
+	var stdout, stderr strings.Builder
+	_, err := builtins.Run(context.Background(), builtins.Config{
+		Script: "sample.star", Backend: emulator.New(emulator.Options{}), Stdout: &stdout, Stderr: &stderr,
+		Params: map[string]string{"model": quote(exp), "tokenizer": quote(tok), "prompt": quote("Light is"), "steps": "12", "temperature": "0"},
+	})
+	if err != nil {
+		t.Fatalf("sample.star: %v\n%s", err, stdout.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "Light is") || strings.Contains(stdout.String(), "tokens/s") {
+		t.Errorf("sample.star's standard output: %q", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "tokens/s") {
+		t.Errorf("sample.star's standard error: %q", stderr.String())
 	}
 }

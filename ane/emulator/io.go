@@ -1,9 +1,7 @@
 package emulator
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/cpu"
@@ -68,12 +66,10 @@ func (t *transfer) move(p ioPiece) {
 		return
 	}
 	b := t.buf[p.off : p.off+4*len(p.data)]
-	for i := range p.data {
-		if t.read {
-			p.data[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		} else {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(p.data[i]))
-		}
+	if t.read {
+		cpu.DecodeF32To(p.data, b)
+	} else {
+		cpu.EncodeF32To(b, p.data)
 	}
 }
 

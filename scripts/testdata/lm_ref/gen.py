@@ -6,7 +6,7 @@ Model: token embedding; layers x (RMSNorm -> causal attention with RoPE on adjac
 -> residual -> RMSNorm -> SwiGLU FFN -> residual); final RMSNorm; classifier tied to the embedding.
 RMSNorm eps 1e-5, RoPE theta 10000, angle pos * theta^(-2i/head_dim) on the pair (x[2i], x[2i+1]).
 
-Writes (float32 .npy): tokens.npy (the token stream), offsets.npy ([STEPS+1, BATCH] window starts),
+Writes (float32 .npy): tokens.npy (the token stream, also as tokens.bin, uint16), offsets.npy ([STEPS+1, BATCH] window starts),
 w_<name>.npy (initial weights, anestar's names), logits.npy (sequence 0 of batch 0), loss.npy (batch 0's mean
 loss), g_<name>.npy (batch 0's gradients), curve.npy (the losses of STEPS AdamW steps on batches 1..STEPS, each
 before its update: betas 0.9/0.95, eps 1e-8, weight decay on matrices only, global-norm clip, linear warmup then
@@ -99,6 +99,7 @@ def main():
     W["norm"] = 1 + 0.1 * torch.randn(DIM)
     W = {k: v.to(torch.float32).to(torch.float64).requires_grad_() for k, v in W.items()}  # exactly the saved fp32 values
     save("tokens", tokens)
+    tokens.numpy().astype("<u2").tofile(os.path.join(out, "tokens.bin"))  # the same, as a llama2.c/nanoGPT token file
     save("offsets", offsets)
     for k, v in W.items():
         save("w_" + k, v.detach())
