@@ -52,16 +52,21 @@ func readLlama2Expected(t *testing.T) llama2Expected {
 func intList(ids []int) string { return strings.ReplaceAll(fmt.Sprint(ids), " ", ", ") }
 
 // TestLlama2LogitsAgainstPyTorch runs the generator's models on the forward kernels in fp32 mode
-// (their hidden of 172 widened with zero units to the kernels' 192) and compares the logits of every
-// position with PyTorch's: each row's largest difference within 1e-4 of that row's largest magnitude.
+// (their hidden of 172 widened with zero units to the kernels' 192), one window at a time and a token
+// at a time through the key/value cache, and compares the logits of every position with PyTorch's: each row's largest difference within 1e-4 of that row's largest magnitude.
 func TestLlama2LogitsAgainstPyTorch(t *testing.T) {
 	e := readLlama2Expected(t)
-	for name, m := range e.Models {
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct{ name, file, logits, cache string }{
+		{"tied", e.Models["tied"].File, e.Models["tied"].Logits, "False"},
+		{"untied", e.Models["untied"].File, e.Models["untied"].Logits, "False"},
+		{"tied_cache", e.Models["tied"].File, e.Models["tied"].Logits, "True"},
+		{"untied_cache", e.Models["untied"].File, e.Models["untied"].Logits, "True"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			var out strings.Builder
 			res, err := builtins.Run(context.Background(), builtins.Config{
 				Script: "testdata/llama2_logits.star", Backend: emulator.New(emulator.Options{Numerics: emulator.FP32}),
-				Params: map[string]string{"model": quote(filepath.Join(llama2Dir, m.File)), "tokens": intList(e.Tokens)}, Stdout: &out,
+				Params: map[string]string{"model": quote(filepath.Join(llama2Dir, c.file)), "tokens": intList(e.Tokens), "cache": c.cache}, Stdout: &out,
 			})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
@@ -70,7 +75,18 @@ func TestLlama2LogitsAgainstPyTorch(t *testing.T) {
 				t.Errorf("kernels' hidden %s, want 172 widened to 192", h)
 			}
 			got := tensorData(t, res.Globals["logits"])
-			want := readNpy(t, filepath.Join(llama2Dir, m.Logits))
+			if c.cache == "True" {
+				if res.Globals["fed"].String() != fmt.Sprint(len(e.Tokens)) {
+					t.Errorf("the decoder ran %s tokens for %d positions, want each once", res.Globals["fed"], len(e.Tokens))
+				}
+				// fp32 both ways: the same sums in another order
+				d, _ := starlark.AsFloat(res.Globals["slid_diff"])
+				if !(d < 1e-5) {
+					t.Errorf("past seq: the cache's logits differ from the window's of the last seq/2 tokens by %.3g (relative L2)", d)
+				}
+				t.Logf("past seq, the cache against the window of the last seq/2 tokens: %.2g (relative L2)", d)
+			}
+			want := readNpy(t, filepath.Join(llama2Dir, c.logits))
 			vocab := len(want) / len(e.Tokens)
 			if len(got) != len(want) || vocab != 300 {
 				t.Fatalf("%d logits, want %d (300 per position)", len(got), len(want))
@@ -130,7 +146,8 @@ func runCText(tok *tokenizer.Tokenizer, ids []int) string {
 	return b.String() + "\n"
 }
 
-// TestSampleGreedy generates greedily from the generator's models in fp32 mode: the ids are PyTorch's
+// TestSampleGreedy generates greedily from the generator's models in fp32 mode, with the key/value cache
+// and recomputing the window: the ids are PyTorch's
 // greedy continuation, standard output is exactly the prompt and the decoded continuation and a
 // newline (the figures go to standard error), and run.c's output (runc.*.txt) is what run.c prints for
 // these ids.
@@ -140,11 +157,12 @@ func TestSampleGreedy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, m := range e.Models {
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct{ name, cache string }{{"tied", "True"}, {"untied", "True"}, {"tied", "False"}, {"untied", "False"}} {
+		name, m := c.name, e.Models[c.name]
+		t.Run(name+"_cache_"+c.cache, func(t *testing.T) {
 			res, stdout, stderr := runSample(t, emulator.FP32, map[string]string{
 				"model": quote(filepath.Join(llama2Dir, m.File)), "tokenizer": quote(filepath.Join(llama2Dir, "tokenizer.bin")),
-				"prompt": quote(e.Prompt), "steps": fmt.Sprint(len(m.Greedy)), "temperature": "0",
+				"prompt": quote(e.Prompt), "steps": fmt.Sprint(len(m.Greedy)), "temperature": "0", "cache": c.cache,
 			})
 			if got := res.Globals["out"].String(); got != intList(m.Greedy) {
 				t.Errorf("greedy ids\n %s\nPyTorch's\n %s", got, intList(m.Greedy))
