@@ -85,6 +85,9 @@ func TestLlama2LogitsAgainstPyTorch(t *testing.T) {
 					t.Errorf("past seq: the cache's logits differ from the window's of the last seq/2 tokens by %.3g (relative L2)", d)
 				}
 				t.Logf("past seq, the cache against the window of the last seq/2 tokens: %.2g (relative L2)", d)
+				if d, _ := starlark.AsFloat(res.Globals["other_diff"]); !(d < 1e-5) {
+					t.Errorf("another text: the cache's logits differ from the window's by %.3g (relative L2)", d)
+				}
 				if res.Globals["restaged_equal"] != starlark.True {
 					t.Error("after stage() with new weights the decoder's logits differ from a fresh decoder's")
 				}
