@@ -231,6 +231,8 @@ func TestSampleNucleus(t *testing.T) {
 		{"top_p", "0.0", "top_p = 0.0: must lie in (0, 1]"},
 		{"temperature", "-1.0", "temperature = -1.0: must be at least 0"},
 		{"seq", "64", "seq = 64 is longer than"},
+		{"model", quote("/nonexistent/model.bin"), "/nonexistent/model.bin"},
+		{"tokenizer", quote("../tokenizer/testdata/sp_slice.bin"), "has 1024 pieces, the model"},
 	} {
 		_, err := builtins.Run(context.Background(), builtins.Config{
 			Script: "sample.star", Backend: emulator.New(emulator.Options{}), Params: set(c.k, c.v),
