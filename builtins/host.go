@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/anestar/anestar/ane"
-	"go.starlark.net/lib/json"
+	"github.com/anestar/anestar/ckpt"
+	"github.com/anestar/anestar/internal/safefile"
 	starmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -46,6 +46,12 @@ type Config struct {
 	// holds argv.
 	Exec func(argv []string) error
 
+	// Stop, when set, lets the host ask the script to stop at a safe point (process.interrupted).
+	Stop *Stop
+	// Warn receives warnings that do not stop the run (a metrics file that cannot be written);
+	// when nil they go to Stdout.
+	Warn io.Writer
+
 	Builtins starlark.StringDict            // extra predeclared names, added to (and overriding) the modules
 	Modules  map[string]starlark.StringDict // extra modules for load(name, ...), by exact name
 	// Setup, when set, is called with the script's thread before it starts, e.g. to set the
@@ -61,6 +67,10 @@ type Result struct {
 	Params  []Param             // the parameters the script declared, with the values used
 	Exec    []string            // non-nil when the script called process.exec and Config.Exec returned
 	Checked []CheckedProgram    // in a dry run, the programs ane.compile checked, in call order
+	// Checkpoint is the path of the last training state ckpt.save_state wrote (or else the one
+	// ckpt.load_state restored), "" for none, and CheckpointStep the step it holds.
+	Checkpoint     string
+	CheckpointStep int64
 }
 
 // ErrExec is wrapped by the error that stops a script after process.exec.
@@ -92,8 +102,14 @@ type session struct {
 	checked []CheckedProgram      // programs checked by a dry run
 	now     func() time.Time      // the clock of progress reports; time.Now unless a test sets it
 
-	progresses []*progress // every progress report made, ended at the end
-	mu         sync.Mutex  // guards closers against concurrent appends (queues run elsewhere)
+	progresses []*progress               // every progress report made, ended at the end
+	locks      map[string]*ckpt.PathLock // checkpoint locks held, by absolute path
+	saved      string                    // the last checkpoint ckpt.save_state wrote
+	savedStep  int64                     // its step
+	// resumedStep is the step of the state ckpt.load_state restored, -1 before: a metrics file
+	// opened to append drops its lines from this step on.
+	resumedStep int64
+	mu          sync.Mutex // guards closers against concurrent appends (queues run elsewhere)
 
 	predeclared starlark.StringDict
 }
@@ -112,6 +128,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		rng:   newRNG(cfg.Seed),
 		start: time.Now(),
 		loads: map[string]*loadEntry{},
+
+		resumedStep: -1,
 	}
 	if cfg.now != nil {
 		s.now = cfg.now
@@ -126,9 +144,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	s.predeclared = s.makePredeclared()
 	defer s.finish()
 
-	src := any(nil)
-	if cfg.Source != nil {
-		src = cfg.Source
+	src := cfg.Source
+	if src == nil {
+		b, err := readFile(cfg.Script)
+		if err != nil {
+			return &Result{}, err
+		}
+		src = b
 	}
 	thread := s.newThread("main")
 	if cfg.Setup != nil {
@@ -141,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if qerr := s.drain(); err == nil {
 		err = qerr
 	}
-	res := &Result{Globals: globals, Checked: s.checked}
+	res := &Result{Globals: globals, Checked: s.checked, Checkpoint: s.saved, CheckpointStep: s.savedStep}
 	if s.params != nil {
 		res.Params = s.params.list
 	}
@@ -183,7 +205,7 @@ func (s *session) makePredeclared() starlark.StringDict {
 		"params": starlark.NewBuiltin("params", s.paramsBuiltin),
 		"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
 		"math":   starmath.Module,
-		"json":   json.Module,
+		"json":   jsonModule,
 	}
 	for _, m := range s.modules() {
 		d[m.name] = m.module()
@@ -249,6 +271,15 @@ func (s *session) finish() {
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i].Close()
 	}
+	s.unlockAll()
+}
+
+// warnWriter returns where warnings go: Config.Warn, else the run's output.
+func (s *session) warnWriter() io.Writer {
+	if s.cfg.Warn != nil {
+		return s.cfg.Warn
+	}
+	return s.out
 }
 
 // getBackend returns the run's backend, opening it on first use.
@@ -263,5 +294,8 @@ func (s *session) getBackend(fn string) (ane.Backend, error) {
 	return s.backend, nil
 }
 
-// readFile reads a script file.
-func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
+// maxScript bounds a script file's size: Starlark source far beyond any real script is a mistake.
+const maxScript = 64 << 20
+
+// readFile reads a script file: a regular file, of at most maxScript bytes.
+func readFile(name string) ([]byte, error) { return safefile.ReadFile(name, maxScript) }

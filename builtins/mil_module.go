@@ -16,7 +16,7 @@ func (s *session) milModule() *moduleDef {
 			"each op is checked (argument types, shapes) when it is added, so a mistake is reported at the op " +
 			"that makes it. Every op of the op table is a method of the builder, named after the op.",
 		fns: []fnDef{
-			{sig: "program()", doc: "A new, empty program builder with one function, main.", fn: milProgramNew},
+			{sig: "program()", doc: "A new, empty program builder with one function, main.", fn: s.milProgramNew},
 			{sig: "parse(text, filename = \"program.mil\")", doc: "Parses and checks MIL text (weights must be inline consts), giving a program that can be compiled.", fn: milParse},
 			{sig: "ops()", doc: "The names of the ops in the op table, sorted.", fn: milOps},
 		},
@@ -31,6 +31,7 @@ type milProgram struct {
 	outs   []*milVar         // declared outputs
 	sealed bool              // compiled: no more changes
 	where  map[string]string // op result name -> the script position ("file:line:col") of the call that built it
+	dry    bool              // built in a dry run: p.weight checks its tensor and writes zeros, not its values
 }
 
 // milVar is a named, typed value of one program.
@@ -57,11 +58,11 @@ var programType = &typeDef{
 		{sig: "outputs", doc: "The declared outputs, a list of vars."},
 		{sig: "input(name, dtype, shape)", doc: "Declares an input of main: a tensor of dtype (\"fp16\", \"fp32\", ...) and shape, e.g. [1, 768, 1, 512].", fn: progInput},
 		{sig: "const(value, dtype = \"fp16\", name = \"\")", doc: "A const op: a number (a scalar of dtype), a bool, a string, a list of ints (int32 tensor), or a tensor (an inline tensor literal of dtype).", fn: progConst},
-		{sig: "weight(name, t, dtype = \"fp16\", shape = None, transpose = False)", doc: "A const whose data, tensor t converted to dtype (fp16, bf16 or fp32), lives in the weight file @model_path/weights/NAME.bin; shape defaults to t's. With transpose, t must be 2-D [r, c] and the data is its transpose [c, r] (the default shape), written without a transposed copy of t: what a backward kernel's W^T needs.", fn: progWeight},
+		{sig: "weight(name, t, dtype = \"fp16\", shape = None, transpose = False)", doc: "A const whose data, tensor t converted to dtype (fp16, bf16 or fp32), lives in the weight file @model_path/weights/NAME.bin; shape defaults to t's. With transpose, t must be 2-D [r, c] and the data is its transpose [c, r] (the default shape), written without a transposed copy of t: what a backward kernel's W^T needs. In a dry run (process.dry_run) t's size and the dtype are checked but its values are not encoded, so checking a large model costs little.", fn: progWeight},
 		{sig: "op(kind, name = \"\", **args)", doc: "Adds an op of any kind by name, as the op methods do.", fn: progOp},
 		{sig: "output(*vars)", doc: "Adds vars to main's results, in order.", fn: progOutput},
 		{sig: "text()", doc: "Checks the program and returns its MIL text.", fn: progText},
-		{sig: "save(dir)", doc: "Checks the program and writes it with its weights as a model directory: DIR/model.mil and the weight files under DIR/weights/, the layout the ANE backend stages; `anestar mil run DIR` runs it outside a script.", fn: progSave},
+		{sig: "save(dir)", doc: "Checks the program and writes it with its weights as a model directory: DIR/model.mil and the weight files under DIR/weights/, the layout the ANE backend stages; `anestar mil run DIR` runs it outside a script. A dry run has no weight values to write: there it is an error.", fn: progSave},
 	},
 }
 
@@ -148,11 +149,11 @@ func (v *milVar) Attr(name string) (starlark.Value, error) {
 	return nil, nil
 }
 
-func milProgramNew(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func (s *session) milProgramNew(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
 		return nil, err
 	}
-	return &milProgram{b: mil.NewBuilder()}, nil
+	return &milProgram{b: mil.NewBuilder(), dry: s.cfg.DryRun}, nil
 }
 
 func milParse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -345,11 +346,16 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	var v *mil.Var
-	if transpose {
-		if v, err = weightTransposed(bl, name, dt, shape, t.data, t.shape[0], t.shape[1]); err != nil {
+	switch {
+	case transpose:
+		if v, err = weightTransposed(bl, name, dt, shape, t.data, t.shape[0], t.shape[1], p.dry); err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
-	} else {
+	case p.dry:
+		// A dry run checks programs and never runs them: the values are not encoded (at large sizes that
+		// was most of a dry run's time and memory).
+		v = bl.WeightZeros(name, dt, shape, len(t.data))
+	default:
 		v = bl.Weight(name, dt, shape, t.data)
 	}
 	if v == nil {
@@ -524,6 +530,9 @@ func progSave(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	var dir string
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "dir", &dir); err != nil {
 		return nil, err
+	}
+	if p.dry {
+		return nil, fmt.Errorf("%s: a dry run (anestar check) checks weights without writing their values, so it saves no program; skip the save when process.dry_run is True", b.Name())
 	}
 	prog, w, err := p.build(b.Name())
 	if err != nil {

@@ -30,7 +30,7 @@ func (s *session) optimModule() *moduleDef {
 			{sig: "step_decay(base, gamma, every)", doc: "A schedule: base * gamma^floor(step / every).", fn: schedNew("step_decay")},
 			{sig: "exponential(base, gamma)", doc: "A schedule: base * gamma^step.", fn: schedNew("exponential")},
 			{sig: "cosine(base, floor, steps)", doc: "A schedule: from base down to floor over steps along half a cosine, then floor.", fn: schedNew("cosine")},
-			{sig: "warmup(steps, then)", doc: "A schedule: a linear ramp to then(0) over steps, then the schedule then, restarted at 0.", fn: schedNew("warmup")},
+			{sig: "warmup(steps, then)", doc: "A schedule: a linear ramp to then(0) over steps, then the schedule then, restarted at 0: step s < steps gives then(0) * (s + 1) / steps, later steps then(s - steps). then is a schedule or any function of the step that returns a number (a def or a lambda: a custom schedule).", fn: schedNew("warmup")},
 		},
 	}
 }
@@ -292,10 +292,13 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	return starlark.None, nil
 }
 
-// schedule is a learning-rate schedule, callable with a step number.
+// schedule is a learning-rate schedule, callable with a step number: a cpu.Schedule, or a warmup in
+// front of a script's function of the step.
 type schedule struct {
 	desc string
-	s    cpu.Schedule
+	s    cpu.Schedule      // the schedule; nil when then is set
+	then starlark.Callable // optim.warmup(steps, f) of a function f: f(step - steps) after the ramp
+	ramp int               // the warmup's steps, with then
 }
 
 var _ starlark.Callable = (*schedule)(nil)
@@ -306,12 +309,36 @@ func (s *schedule) Freeze()               {}
 func (s *schedule) Truth() starlark.Bool  { return true }
 func (s *schedule) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: schedule") }
 func (s *schedule) Name() string          { return "schedule" }
-func (s *schedule) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func (s *schedule) CallInternal(thread *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var step int
 	if err := starlark.UnpackArgs(s.desc, args, kwargs, "step", &step); err != nil {
 		return nil, err
 	}
+	if s.then != nil {
+		return s.warmupCall(thread, step)
+	}
 	return starlark.Float(s.s.LR(step)), nil
+}
+
+// warmupCall is cpu.Warmup's rule in front of a script's function: a linear ramp to then(0) over the
+// first ramp steps, then then(step - ramp).
+func (s *schedule) warmupCall(thread *starlark.Thread, step int) (starlark.Value, error) {
+	at := step - max(s.ramp, 0)
+	if step < s.ramp {
+		at = 0
+	}
+	v, err := starlark.Call(thread, s.then, starlark.Tuple{starlark.MakeInt(at)}, nil)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := starlark.AsFloat(v)
+	if !ok {
+		return nil, fmt.Errorf("%s: then(%d) returned %s, want a number", s.desc, at, v.Type())
+	}
+	if step < s.ramp {
+		f = f * float64(max(step, 0)+1) / float64(s.ramp)
+	}
+	return starlark.Float(f), nil
 }
 
 var scheduleType = &typeDef{
@@ -324,7 +351,7 @@ func schedNew(kind string) impl {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var base, gamma, floor number
 		var every, steps int
-		var then *schedule
+		var then starlark.Callable
 		var err error
 		var sc cpu.Schedule
 		switch kind {
@@ -333,6 +360,9 @@ func schedNew(kind string) impl {
 			sc = cpu.Constant{Rate: float32(base)}
 		case "step_decay":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma, "every", &every)
+			if err == nil && every < 1 {
+				err = fmt.Errorf("%s: every = %d: want at least 1 step between decays", b.Name(), every)
+			}
 			sc = cpu.StepDecay{Base: float32(base), Gamma: float32(gamma), Every: every}
 		case "exponential":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma)
@@ -342,9 +372,14 @@ func schedNew(kind string) impl {
 			sc = cpu.Cosine{Base: float32(base), Floor: float32(floor), Steps: steps}
 		case "warmup":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "steps", &steps, "then", &then)
-			if err == nil {
-				sc = cpu.Warmup{Steps: steps, Then: then.s}
+			if err != nil {
+				break
 			}
+			if ts, ok := then.(*schedule); ok && ts.s != nil {
+				sc = cpu.Warmup{Steps: steps, Then: ts.s}
+				break
+			}
+			return &schedule{desc: "optim.warmup(...)", then: then, ramp: steps}, nil
 		}
 		if err != nil {
 			return nil, err

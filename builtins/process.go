@@ -2,12 +2,14 @@ package builtins
 
 import (
 	"fmt"
-	metricsfile "github.com/anestar/anestar/metrics"
 	"io"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/anestar/anestar/ckpt"
+	metricsfile "github.com/anestar/anestar/metrics"
 
 	"go.starlark.net/starlark"
 )
@@ -44,6 +46,7 @@ func (s *session) processModule() *moduleDef {
 			"args":      args,
 			"argv":      argv,
 			"script":    starlark.String(s.cfg.Script),
+			"out_dir":   starlark.String(outDir(s.cfg.Script)),
 			"resume":    starlark.Bool(s.cfg.Resume),
 			"overrides": overrides,
 			"seed":      starlark.MakeUint64(s.cfg.Seed),
@@ -60,6 +63,10 @@ func (s *session) processModule() *moduleDef {
 			{sig: "argv", doc: "The command line process.exec restarts with, a tuple of strings."},
 			{sig: "script", doc: "The path of the script being run, as given: for finding files that ship beside it " +
 				"(paths in parameters are the user's, relative to the working directory)."},
+			{sig: "out_dir", doc: "The run's own output folder, out/SCRIPT (SCRIPT the script's file name without .star) in " +
+				"the working directory, as nanoGPT's out/: the default place of a script's checkpoint, metrics and cached files, " +
+				"so that runs of different scripts never share a file. process.outputs creates it (and folders inside it) " +
+				"when missing."},
 			{sig: "resume", doc: "True when the run was started with --resume: continue from the checkpoint."},
 			{sig: "overrides", doc: "The names of the parameters this run sets (--set KEY=VALUE), a sorted tuple of strings: " +
 				"for telling an explicit setting from a default."},
@@ -71,6 +78,15 @@ func (s *session) processModule() *moduleDef {
 			{sig: "exec(flags = [])", doc: "Restarts this program with the same command line plus flags " +
 				"(those not already on it), after waiting for async work: the cure for the ANE's per-process " +
 				"compile limit. It does not return; the script stops. An error where the host cannot restart.", fn: s.processExec},
+			{sig: "interrupted()", doc: "True once the run was asked to stop (the first Ctrl-C or SIGTERM): poll it at the end of " +
+				"each step, and when it is True save the checkpoint and end; the command then exits with 130 (143 for SIGTERM) " +
+				"and says where the checkpoint is. A second signal exits at once. A script that never calls it is stopped " +
+				"at the signal, as if cancelled.", fn: s.processInterrupted},
+			{sig: "outputs(**paths)", doc: "Declares the files the run writes, each named by what it is " +
+				"(`process.outputs(checkpoint = P.ckpt, metrics = P.metrics, export = P.export)`; \"\" or None for none), " +
+				"and checks them at once, also under `anestar check`: the folder exists and is writable and the path is not a " +
+				"folder. A checkpoint is also locked (PATH.lock holds the pid) for the whole run, across process.exec, so that a " +
+				"second run on it fails at once naming the first.", fn: s.processOutputs},
 			{sig: "time()", doc: "Wall-clock time in seconds since the Unix epoch, a float.", fn: s.processTime},
 			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing phases.", fn: s.processClock},
 			{sig: "progress(total, every = 5.0)", doc: "A progress report for a loop of total steps (0 when not known): " +
@@ -79,7 +95,9 @@ func (s *session) processModule() *moduleDef {
 			{sig: "metrics(path, append = None)", doc: "Opens path for JSON lines and returns a metrics writer; " +
 				"it is closed when the run ends. With append None (the default) a resumed run (--resume) appends and a " +
 				"fresh run starts the file anew, so a file never holds a step twice; True or False forces one. " +
-				"Appending first repairs a last line that a crash left half written.", fn: s.processMetrics},
+				"Appending first repairs a last line that a crash left half written, and after ckpt.load_state drops the " +
+				"lines from the restored step on (a killed run wrote them after its checkpoint). A write that fails (a full " +
+				"disk) prints one warning and turns the log off; the training goes on.", fn: s.processMetrics},
 		},
 	}
 }
@@ -124,7 +142,7 @@ func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "flags?", &flags); err != nil {
 		return nil, err
 	}
-	argv := slices.Clone(s.cfg.Argv)
+	var add []string
 	it := flags.Iterate()
 	defer it.Done()
 	var v starlark.Value
@@ -133,9 +151,14 @@ func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args
 		if !ok {
 			return nil, fmt.Errorf("%s: flags[%d]: got %s, want string", b.Name(), i, v.Type())
 		}
-		if !slices.Contains(argv, f) {
-			argv = append(argv, f)
-		}
+		add = append(add, f)
+	}
+	argv, err := mergeFlags(s.cfg.Argv, add)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	if s.cfg.Stop != nil && s.cfg.Stop.Requested() {
+		return nil, fmt.Errorf("%s: %w: not restarting (the checkpoint saved before this call resumes it)", b.Name(), ErrInterrupted)
 	}
 	if s.cfg.DryRun {
 		return nil, fmt.Errorf("%s: dry run: a dry run does not restart; stop before restarting when process.dry_run is True", b.Name())
@@ -148,10 +171,61 @@ func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args
 			return nil, err
 		}
 	}
+	if err := ckpt.InheritLocks(); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
 	if err := s.cfg.Exec(argv); err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	return nil, &execError{argv: argv}
+}
+
+// mergeFlags returns argv with flags added: a flag already on argv is not repeated, and a
+// "--set KEY=VALUE" pair (or "--set=KEY=VALUE") replaces any setting of KEY on argv, so that
+// process.exec(["--set", "b=3"]) after a user's --set a=5 keeps both.
+func mergeFlags(argv, flags []string) ([]string, error) {
+	out := slices.Clone(argv)
+	for i := 0; i < len(flags); i++ {
+		f := flags[i]
+		setting, isSet := strings.CutPrefix(f, "--set=")
+		if f == "--set" {
+			if i+1 == len(flags) {
+				return nil, fmt.Errorf("flags end with --set: want \"--set\", \"KEY=VALUE\"")
+			}
+			i++
+			setting, isSet = flags[i], true
+		}
+		if !isSet {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+			continue
+		}
+		key, _, ok := strings.Cut(setting, "=")
+		if !ok || key == "" {
+			return nil, fmt.Errorf("--set %q: want KEY=VALUE", setting)
+		}
+		out = dropSetting(out, key)
+		out = append(out, "--set", setting)
+	}
+	return out, nil
+}
+
+// dropSetting removes every --set of key from argv (both "--set K=V" and "--set=K=V").
+func dropSetting(argv []string, key string) []string {
+	var out []string
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--set" && i+1 < len(argv) && strings.HasPrefix(argv[i+1], key+"=") {
+			i++
+			continue
+		}
+		if strings.HasPrefix(a, "--set="+key+"=") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 func (s *session) processTime(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -173,6 +247,8 @@ type metrics struct {
 	path   string
 	w      *metricsfile.Writer
 	closed bool
+	failed bool      // a write failed: the log is off for the rest of the run
+	warn   io.Writer // where the one warning goes
 }
 
 var metricsType = &typeDef{
@@ -227,7 +303,14 @@ func (s *session) processMetrics(_ *starlark.Thread, b *starlark.Builtin, args s
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
-	m := &metrics{path: path, w: w}
+	if appendMode && s.resumedStep >= 0 {
+		// Lines a killed run wrote after its last checkpoint are steps the resumed run redoes.
+		if _, err := w.DropFrom("step", s.resumedStep); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		}
+	}
+	m := &metrics{path: path, w: w, warn: s.warnWriter()}
 	s.addCloser(m)
 	return m, nil
 }
@@ -262,8 +345,13 @@ func metricsWrite(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		}
 		fields[string(k)] = v
 	}
+	if m.failed {
+		return starlark.None, nil
+	}
 	if err := m.w.Write(fields); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		// Metrics are secondary: a full disk must not end the training (or its checkpoints).
+		m.failed = true
+		fmt.Fprintf(m.warn, "warning: %s: %v; no more metrics are written to it, training goes on\n", b.Name(), err)
 	}
 	return starlark.None, nil
 }

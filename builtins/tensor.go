@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"fmt"
+	"github.com/anestar/anestar/internal/memlimit"
 	"strings"
 	"sync"
 
@@ -42,6 +43,9 @@ var (
 func NewTensor(shape ...int) (*Tensor, error) {
 	n, err := numElements(shape)
 	if err != nil {
+		return nil, err
+	}
+	if err := memlimit.Check(4*uint64(n), "tensor "+shapeString(shape)); err != nil {
 		return nil, err
 	}
 	return &Tensor{shape: append([]int(nil), shape...), data: make([]float32, n), st: new(storage)}, nil

@@ -7,9 +7,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/anestar/anestar/internal/safefile"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -343,6 +343,9 @@ func (s *session) tensorSetRNGState(_ *starlark.Thread, b *starlark.Builtin, arg
 	return starlark.None, nil
 }
 
+// maxCSVBytes bounds the text of a gzip-compressed CSV file (1 GiB, ample for data sets read whole).
+const maxCSVBytes = 1 << 30
+
 // gzipMagic starts every gzip stream; load_csv decompresses files that begin with it.
 var gzipMagic = []byte{0x1f, 0x8b}
 
@@ -355,7 +358,7 @@ func tensorLoadCSV(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if skip < 0 {
 		return nil, fmt.Errorf("%s: skip is %d, want >= 0", b.Name(), skip)
 	}
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
@@ -382,7 +385,8 @@ func readCSV(r io.Reader, skip int) ([]float32, int, error) {
 			return nil, 0, fmt.Errorf(": %v", err)
 		}
 		defer zr.Close()
-		br = bufio.NewReader(zr)
+		// No header bounds a decompressed stream: a small file must not expand without limit.
+		br = bufio.NewReader(safefile.LimitReader(zr, maxCSVBytes, "decompressed CSV"))
 	}
 	line := 0
 	for ; line < skip; line++ {

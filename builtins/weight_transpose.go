@@ -13,8 +13,9 @@ import (
 // each matrix.
 
 // weightTransposed adds to bl the weight name holding the transpose (c x r) of the row-major r x c
-// matrix src, with the given shape, which must hold r*c values.
-func weightTransposed(bl *mil.Builder, name string, dt mil.DType, shape []int, src []float32, r, c int) (*mil.Var, error) {
+// matrix src, with the given shape, which must hold r*c values. With zeros (a dry run) the data is left
+// zero (mil.Builder.WeightZeros).
+func weightTransposed(bl *mil.Builder, name string, dt mil.DType, shape []int, src []float32, r, c int, zeros bool) (*mil.Var, error) {
 	n := 1
 	for _, d := range shape {
 		if d <= 0 {
@@ -25,6 +26,9 @@ func weightTransposed(bl *mil.Builder, name string, dt mil.DType, shape []int, s
 	}
 	if n >= 0 && n != r*c {
 		return nil, fmt.Errorf("transpose: shape %v holds %d values, the transpose of [%d, %d] has %d", shape, n, r, c, r*c)
+	}
+	if zeros {
+		return bl.WeightZeros(name, dt, shape, r*c), nil
 	}
 	// Chunks are bands of whole tiles of destination rows: values [lo, hi) are rows lo/r to hi/r.
 	return bl.WeightFunc(name, dt, shape, weightTile*r, func(lo, hi int, dst []float32) {

@@ -3,8 +3,9 @@ package ckpt
 import (
 	"encoding/binary"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/anestar/anestar/internal/safefile"
 )
 
 // SniffLen is how many bytes of a file LooksLikeSafetensors needs.
@@ -20,12 +21,12 @@ func LooksLikeSafetensors(prefix []byte) bool {
 
 // IsLlama2File tells whether path is to be read as a llama2.c model file rather than a safetensors
 // checkpoint: a name not ending in .safetensors whose first SniffLen bytes are not a safetensors
-// header. A file that cannot be opened is not one (the reader that is then tried names the error).
+// header. A file that cannot be opened as a regular file is not one (the reader that is then tried names the error).
 func IsLlama2File(path string) bool {
 	if strings.HasSuffix(path, ".safetensors") {
 		return false
 	}
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return false
 	}

@@ -5,6 +5,7 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"github.com/anestar/anestar/internal/memlimit"
 	"os"
 	"runtime"
 	"strings"
@@ -22,7 +23,7 @@ var openBLASNames = []string{"libopenblas.so.0", "libopenblas.so", "libopenblas.
 const openBLASBuffer = 128 << 20
 
 // addressSpaceLeft reports the address space left under the process's limit, and whether it has one.
-var addressSpaceLeft = readAddressSpaceLeft
+var addressSpaceLeft = memlimit.AddressSpaceLeft
 
 // openBLASNeeds is the address space OpenBLAS needs beyond the process's when as many threads call it at
 // once as Sgemm lets (GOMAXPROCS), with room for one more and for its own start-up.

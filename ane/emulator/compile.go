@@ -28,11 +28,12 @@ type rounder struct {
 
 // compiler turns a checked MIL function into steps.
 type compiler struct {
-	fn    *mil.Func          // main
-	w     mil.Weights        // weight files
-	opts  Options            // numerics
-	env   map[string]*tensor // every value defined so far
-	steps []step             // in program order
+	fn     *mil.Func          // main
+	consts mil.Consts         // main's const values by name, read once
+	w      mil.Weights        // weight files
+	opts   Options            // numerics
+	env    map[string]*tensor // every value defined so far
+	steps  []step             // in program order
 	// concatParts maps the result of a concat that lays its values end to end (one block each) to
 	// those values, so that an output concat can be written to its surface from the parts.
 	concatParts map[*tensor][]*tensor
@@ -124,7 +125,7 @@ func (c *compiler) constArg(op *mil.Op, name string) (*mil.Value, error) {
 	if a == nil {
 		return nil, nil
 	}
-	v := c.fn.ArgValue(op, name)
+	v := c.consts.ArgValue(op, name)
 	if v == nil {
 		return nil, opErr(op, "argument %s must be a constant", name)
 	}

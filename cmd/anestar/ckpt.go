@@ -143,6 +143,10 @@ func runCkptDiff(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
+	if !(*tol >= 0) || math.IsInf(*tol, 0) {
+		fmt.Fprintf(stderr, "anestar ckpt diff: --tol %v: want a finite difference of 0 or more\n", *tol)
+		return exitUsage
+	}
 	var fa, fb *ckpt.File
 	for i, p := range files {
 		load := ckpt.Load

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
@@ -56,7 +55,13 @@ var execProgram = func(argv []string) error {
 	if err != nil {
 		return err
 	}
-	return syscall.Exec(exe, append([]string{os.Args[0]}, argv...), os.Environ())
+	// The new program catches SIGINT and SIGTERM from its init on (restartedEnv). One that comes in the
+	// milliseconds before takes the default action and ends it, with the checkpoint just saved intact.
+	env := os.Environ()
+	if os.Getenv(restartedEnv) == "" {
+		env = append(env, restartedEnv+"=1")
+	}
+	return syscall.Exec(exe, append([]string{os.Args[0]}, argv...), env)
 }
 
 func runScript(args []string, stdout, stderr io.Writer) int {
@@ -84,10 +89,10 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	in := watchInterrupts(stderr)
+	defer in.release()
 	argv := append([]string{"run"}, args...)
-	res, err := builtins.Run(ctx, builtins.Config{
+	res, err := builtins.Run(in.ctx, builtins.Config{
 		Script:   script,
 		Backend:  backend,
 		Params:   overrides,
@@ -99,21 +104,30 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		Quiet:    o.quiet,
 		Terminal: isTerminal(stdout),
 		Argv:     argv,
+		Stop:     in.stop,
+		Warn:     stderr,
 		Exec: func(argv []string) error {
+			if err := in.beforeExec(); err != nil {
+				return err
+			}
 			if o.cpuprofile != "" {
 				pprof.StopCPUProfile()
 			}
-			return execProgram(argv)
+			err := execProgram(argv)
+			in.afterFailedExec()
+			return err
 		},
 	})
 	switch {
+	case in.signal() != nil:
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, builtins.ErrInterrupted) {
+			reportError(stderr, err) // the script failed while stopping: say why
+		}
+		return in.report(stderr, res, o.resume)
 	case err == nil && res.Exec != nil:
 		return exitOK // only when execProgram returned without replacing the process (tests)
 	case err == nil:
 		return exitOK
-	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "anestar: interrupted\n")
-		return exitInterrupted
 	}
 	reportError(stderr, err)
 	return exitError
@@ -245,7 +259,7 @@ func knownBackend(name string) bool {
 // runUsage prints the usage and the flags.
 func runUsage(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "Usage: anestar SCRIPT.star [flags] [args]\n       anestar run SCRIPT.star [flags] [args]\n\n")
-	fmt.Fprintf(w, "Runs a Starlark training script. Exit codes: 0 success, 1 script error, 2 usage error, 130 interrupted.\n\nFlags:\n")
+	fmt.Fprintf(w, "Runs a Starlark training script. Exit codes: 0 success, 1 script error, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM).\n\nFlags:\n")
 	fmt.Fprint(w, flagUsages(fs))
 }
 

@@ -3,6 +3,7 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"github.com/anestar/anestar/internal/memlimit"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,10 +16,11 @@ import (
 // retries its mmap for ever), "auto" ends at gonum at once, with the message, instead of hanging.
 func TestAddressSpaceLimitSubprocess(t *testing.T) {
 	if os.Getenv("ANESTAR_TEST_ASLIMIT_CHILD") == "1" {
-		used, err := mappedBytes()
+		used, ok := memlimit.MappedBytes()
 		var rl syscall.Rlimit
-		if err == nil {
-			err = syscall.Getrlimit(syscall.RLIMIT_AS, &rl)
+		err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl)
+		if !ok {
+			err = fmt.Errorf("cannot read the address space's size")
 		}
 		if err != nil {
 			fmt.Println("error:", err)
