@@ -19,7 +19,8 @@ func (s *session) ckptModule() *moduleDef {
 			{sig: "save(path, tensors, meta = {}, keep = 0)", doc: "Saves tensors (a dict of name to tensor, stored float32) and meta " +
 				"(a dict of name to any JSON value: the step, the random generator's state, the parameters, ...). keep > 0 keeps " +
 				"that many older checkpoints as PATH.1, PATH.2, ...", fn: s.ckptSave},
-			{sig: "read(path)", doc: "Reads a checkpoint (`load` is a Starlark keyword): a struct with tensors (a dict of name to tensor) and meta (a dict of name to value).", fn: ckptLoad},
+			{sig: "read(path)", doc: "Reads a checkpoint (`load` is a Starlark keyword): a struct with tensors (a dict of name to tensor: the float ones; " +
+				"others, such as save_state's random generator state, are left out) and meta (a dict of name to value).", fn: ckptLoad},
 			{sig: "save_state(path, weights, optim = None, grads = None, step = 0, times = {}, meta = {}, structural = [], keep = 0)", doc: "Saves a run's " +
 				"training state in the checkpoint convention of package ckpt: weights (a dict of name to tensor) as param/NAME, " +
 				"the optimizer's slots as optim/NAME/SLOT and its update count, grads (the gradients accumulated in an " +
@@ -97,6 +98,9 @@ func ckptLoad(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	tensors := starlark.NewDict(len(f.Tensors))
 	for _, k := range sortedKeys(f.Tensors) {
 		ct := f.Tensors[k]
+		if ct.DType != ckpt.F32 && ct.DType != ckpt.F16 && ct.DType != ckpt.BF16 {
+			continue // not a float tensor (save_state's random generator state): no tensor holds it
+		}
 		data, err := ct.Float32()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: tensor %q: %v", b.Name(), path, k, err)

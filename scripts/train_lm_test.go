@@ -206,4 +206,13 @@ func TestTrainLMText(t *testing.T) {
 	if !strings.Contains(stderr.String(), "tokens/s") {
 		t.Errorf("sample.star's standard error: %q", stderr.String())
 	}
+	// From the checkpoint, which names its tokenizer.
+	stdout.Reset()
+	_, err = builtins.Run(context.Background(), builtins.Config{
+		Script: "sample.star", Backend: emulator.New(emulator.Options{}), Stdout: &stdout,
+		Params: map[string]string{"model": quote(filepath.Join(dir, "lm.safetensors")), "prompt": quote("Light is"), "steps": "5"},
+	})
+	if err != nil || !strings.HasPrefix(stdout.String(), "Light is") {
+		t.Errorf("sample.star from the checkpoint: %v, %q", err, stdout.String())
+	}
 }
