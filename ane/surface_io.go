@@ -3,7 +3,7 @@ package ane
 import (
 	"fmt"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -49,19 +49,19 @@ func (s *Surface) access(readOnly bool, f func(b []byte)) error {
 // encode stores src as consecutive elements of dtype d in dst.
 func encode(d mil.DType, dst []byte, src []float32) {
 	if d == mil.FP16 {
-		cpu.EncodeF16To(dst[:2*len(src)], src)
+		half.EncodeF16To(dst[:2*len(src)], src)
 		return
 	}
-	cpu.EncodeF32To(dst, src)
+	half.EncodeF32To(dst, src)
 }
 
 // decode loads consecutive elements of dtype d from src into dst.
 func decode(d mil.DType, dst []float32, src []byte) {
 	if d == mil.FP16 {
-		cpu.DecodeF16To(dst, src[:2*len(dst)])
+		half.DecodeF16To(dst, src[:2*len(dst)])
 		return
 	}
-	cpu.DecodeF32To(dst, src)
+	half.DecodeF32To(dst, src)
 }
 
 // WriteChannels stores src, converted to the surface's dtype (fp16 rounds half to even), in channels

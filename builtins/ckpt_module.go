@@ -1,7 +1,6 @@
 package builtins
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/anestar/anestar/ckpt"
@@ -59,7 +58,7 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 		t := vals[i]
 		ct, err := ckpt.FromFloat32(ckpt.F32, t.shape, t.data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: tensors[%q]: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "tensors[%q]: %w", k, err)
 		}
 		f.Tensors[k] = ct
 	}
@@ -70,7 +69,7 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 	for i, k := range mkeys {
 		enc, err := starlark.Call(thread, json.Module.Members["encode"], starlark.Tuple{mvals[i]}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: meta[%q]: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "meta[%q]: %w", k, err)
 		}
 		f.Metadata[k] = string(enc.(starlark.String))
 	}
@@ -78,10 +77,10 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 		return nil, err
 	}
 	if err := s.lockOutput(path); err != nil {
-		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if err := ckpt.Save(path, f, ckpt.SaveOptions{Keep: keep}); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -93,7 +92,7 @@ func ckptLoad(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	f, err := ckpt.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	tensors := starlark.NewDict(len(f.Tensors))
 	for _, k := range sortedKeys(f.Tensors) {
@@ -103,7 +102,7 @@ func ckptLoad(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		}
 		data, err := ct.Float32()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: tensor %q: %v", b.Name(), path, k, err)
+			return nil, nameErrf(b.Name(), "%s: tensor %q: %w", path, k, err)
 		}
 		shape := ct.Shape
 		if len(shape) == 0 {
@@ -111,7 +110,7 @@ func ckptLoad(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		}
 		t, err := TensorOf(data, shape...)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: tensor %q: %v", b.Name(), path, k, err)
+			return nil, nameErrf(b.Name(), "%s: tensor %q: %w", path, k, err)
 		}
 		tensors.SetKey(starlark.String(k), t)
 	}

@@ -57,14 +57,14 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 	if optV != starlark.None {
 		o, ok := optV.(*optimizer)
 		if !ok {
-			return nil, fmt.Errorf("%s: optim: got %s, want an optimizer", b.Name(), optV.Type())
+			return nil, nameErrf(b.Name(), "optim: got %s, want an optimizer", optV.Type())
 		}
 		for _, k := range o.names {
 			slots := map[string]ckpt.Tensor{}
 			for _, sl := range o.opts[k].State().Slots {
 				ct, err := ckpt.FromFloat32(ckpt.F32, slices.Clone(o.params[k].shape), sl.Data)
 				if err != nil {
-					return nil, fmt.Errorf("%s: optim %s/%s: %v", b.Name(), k, sl.Name, err)
+					return nil, nameErrf(b.Name(), "optim %s/%s: %w", k, sl.Name, err)
 				}
 				slots[sl.Name] = ct
 			}
@@ -84,7 +84,7 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 		for i, k := range gkeys {
 			t := gts[i]
 			if _, ok := st.Params[k]; !ok {
-				return nil, fmt.Errorf("%s: grads[%q]: no weight of that name", b.Name(), k)
+				return nil, nameErrf(b.Name(), "grads[%q]: no weight of that name", k)
 			}
 			ct, err := s.ckptTensor(b.Name(), "grads["+k+"]", t)
 			if err != nil {
@@ -98,7 +98,7 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 	}
 	raw, err := s.rng.src.MarshalBinary()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	st.RNG[runRNG] = raw
 	tkeys, tvals, err := dictItems(b.Name(), "times", times)
@@ -108,7 +108,7 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 	for i, k := range tkeys {
 		f, ok := starlark.AsFloat(tvals[i])
 		if !ok {
-			return nil, fmt.Errorf("%s: times[%q]: got %s, want a number of seconds", b.Name(), k, tvals[i].Type())
+			return nil, nameErrf(b.Name(), "times[%q]: got %s, want a number of seconds", k, tvals[i].Type())
 		}
 		st.Times[k] = f
 	}
@@ -119,12 +119,12 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 	for i, k := range mkeys {
 		enc, err := starlark.Call(thread, starjson.Module.Members["encode"], starlark.Tuple{mvals[i]}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: meta[%q]: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "meta[%q]: %w", k, err)
 		}
 		st.Meta[k] = string(enc.(starlark.String))
 	}
 	if st.Config, err = s.paramsJSON(); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	st.Structural = []string{}
 	it := structural.Iterate()
@@ -133,10 +133,10 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 	for it.Next(&v) {
 		name, ok := starlark.AsString(v)
 		if !ok {
-			return nil, fmt.Errorf("%s: structural: got %s, want parameter names", b.Name(), v.Type())
+			return nil, nameErrf(b.Name(), "structural: got %s, want parameter names", v.Type())
 		}
 		if s.params == nil || !slices.ContainsFunc(s.params.list, func(p Param) bool { return p.Name == name }) {
-			return nil, fmt.Errorf("%s: structural: %q is not a parameter of the script (params())", b.Name(), name)
+			return nil, nameErrf(b.Name(), "structural: %q is not a parameter of the script (params())", name)
 		}
 		st.Structural = append(st.Structural, name)
 	}
@@ -144,10 +144,10 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 		return nil, err
 	}
 	if err := s.lockOutput(path); err != nil {
-		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if err := ckpt.SaveState(path, st, ckpt.SaveOptions{Keep: keep}); err != nil {
-		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	s.saved, s.savedStep = path, step
 	return starlark.None, nil
@@ -160,7 +160,7 @@ func (s *session) ckptTensor(fn, what string, t *Tensor) (ckpt.Tensor, error) {
 	}
 	ct, err := ckpt.FromFloat32(ckpt.F32, slices.Clone(t.shape), t.data)
 	if err != nil {
-		return ckpt.Tensor{}, fmt.Errorf("%s: %s: %v", fn, what, err)
+		return ckpt.Tensor{}, nameErrf(fn, "%s: %w", what, err)
 	}
 	return ct, nil
 }
@@ -174,7 +174,7 @@ func (s *session) paramsJSON() (string, error) {
 	for _, p := range s.params.list {
 		v, err := toJSONValue(p.Value)
 		if err != nil {
-			return "", fmt.Errorf("parameter %s: %v", p.Name, err)
+			return "", fmt.Errorf("parameter %s: %w", p.Name, err)
 		}
 		m[p.Name] = v
 	}
@@ -195,7 +195,7 @@ func (s *session) compareParams(config string, structural []string) ([]string, e
 	}
 	var was, now map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(config), &was); err != nil {
-		return nil, fmt.Errorf("metadata %q: %v", ckpt.ParamsKey, err)
+		return nil, fmt.Errorf("metadata %q: %w", ckpt.ParamsKey, err)
 	}
 	if err := json.Unmarshal([]byte(cur), &now); err != nil {
 		return nil, err
@@ -241,11 +241,11 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 		return nil, err
 	}
 	fail := func(format string, a ...any) error {
-		return fmt.Errorf("%s: %s: %s", b.Name(), path, fmt.Sprintf(format, a...))
+		return nameErrf(b.Name(), "%s: %s", path, fmt.Sprintf(format, a...))
 	}
 	f, err := ckpt.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if v, ok := f.Metadata[ckpt.FormatKey]; !ok {
 		return nil, fail("not a training-state checkpoint (no %q metadata; written by ckpt.save or an older anestar?): start afresh without --resume", ckpt.FormatKey)
@@ -254,7 +254,7 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 	}
 	st, err := ckpt.StateFromFile(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", b.Name(), path, err)
+		return nil, nameErrf(b.Name(), "%s: %w", path, err)
 	}
 	step, ok := st.Counters[stepCounter]
 	if !ok {
@@ -307,7 +307,7 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 	news := map[string]cpu.State{}
 	if optV != starlark.None {
 		if opt, ok = optV.(*optimizer); !ok {
-			return nil, fmt.Errorf("%s: optim: got %s, want an optimizer", b.Name(), optV.Type())
+			return nil, nameErrf(b.Name(), "optim: got %s, want an optimizer", optV.Type())
 		}
 		steps, ok := st.Counters[optimCounter]
 		if !ok {
@@ -440,5 +440,5 @@ func optionalDict(fn, what string, v starlark.Value) (*starlark.Dict, error) {
 	case *starlark.Dict:
 		return v, nil
 	}
-	return nil, fmt.Errorf("%s: %s: got %s, want a dict or None", fn, what, v.Type())
+	return nil, nameErrf(fn, "%s: got %s, want a dict or None", what, v.Type())
 }

@@ -102,6 +102,7 @@ type session struct {
 	checked []CheckedProgram      // programs checked by a dry run
 	now     func() time.Time      // the clock of progress reports; time.Now unless a test sets it
 
+	timers     timers                    // the phase totals of process.timers()
 	progresses []*progress               // every progress report made, ended at the end
 	locks      map[string]*ckpt.PathLock // checkpoint locks held, by absolute path
 	saved      string                    // the last checkpoint ckpt.save_state wrote
@@ -173,7 +174,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, nil
 	}
 	if err != nil && ctx.Err() != nil {
-		return res, fmt.Errorf("%w: %v", ctx.Err(), err)
+		return res, fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
 	if err == nil && len(cfg.Params) > 0 && s.params == nil {
 		return res, fmt.Errorf("%s: parameters were set (%s) but the script declares none with params()", cfg.Script, strings.Join(sortedKeys(cfg.Params), ", "))
@@ -196,16 +197,19 @@ func (s *session) newThread(name string) *starlark.Thread {
 		Print: func(_ *starlark.Thread, msg string) { s.out.println(msg) },
 		Load:  s.load,
 	}
+	th.SetLocal(sessionKey, s)
 	return th
 }
 
 // makePredeclared builds the global names every script and loaded file sees.
 func (s *session) makePredeclared() starlark.StringDict {
 	d := starlark.StringDict{
-		"params": starlark.NewBuiltin("params", s.paramsBuiltin),
-		"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
-		"math":   starmath.Module,
-		"json":   jsonModule,
+		"fail":    starlark.NewBuiltin("fail", fail),
+		"params":  starlark.NewBuiltin("params", s.paramsBuiltin),
+		"sprintf": starlark.NewBuiltin("sprintf", sprintf),
+		"struct":  starlark.NewBuiltin("struct", starlarkstruct.Make),
+		"math":    starmath.Module,
+		"json":    jsonModule,
 	}
 	for _, m := range s.modules() {
 		d[m.name] = m.module()
@@ -233,7 +237,7 @@ func (s *session) modules() []*moduleDef {
 // check returns ctx's error once the run is cancelled; long builtins call it between pieces of work.
 func (s *session) check(fn string) error {
 	if err := s.ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", fn, err)
+		return nameErr(fn, err)
 	}
 	return nil
 }
@@ -287,7 +291,7 @@ func (s *session) getBackend(fn string) (ane.Backend, error) {
 	if s.backend == nil {
 		b, err := ane.Open(s.cfg.BackendName, s.cfg.Settings)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", fn, err)
+			return nil, nameErr(fn, err)
 		}
 		s.backend = b
 	}

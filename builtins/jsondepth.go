@@ -59,7 +59,7 @@ func jsonDecode(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if len(args) > 0 {
 		if s, ok := starlark.AsString(args[0]); ok {
 			if err := jsonDepthError(s); err != nil {
-				return nil, fmt.Errorf("%s: %v", b.Name(), err)
+				return nil, nameErr(b.Name(), err)
 			}
 		}
 	}

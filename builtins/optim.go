@@ -108,7 +108,7 @@ func optimNew(kind string) impl {
 			return nil, err
 		}
 		if !(dampening >= 0 && dampening <= 1) {
-			return nil, fmt.Errorf("%s: dampening = %g, want a number in [0, 1]", b.Name(), float64(dampening))
+			return nil, nameErrf(b.Name(), "dampening = %g, want a number in [0, 1]", float64(dampening))
 		}
 		keys, vals, err := dictItems(b.Name(), "params", params)
 		if err != nil {
@@ -122,7 +122,7 @@ func optimNew(kind string) impl {
 		for i, k := range keys {
 			t, ok := vals[i].(*Tensor)
 			if !ok {
-				return nil, fmt.Errorf("%s: params[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
+				return nil, nameErrf(b.Name(), "params[%q]: got %s, want tensor", k, vals[i].Type())
 			}
 			n := t.Size()
 			var opt cpu.Optimizer
@@ -192,20 +192,20 @@ func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	for i, k := range keys {
 		t, ok := vals[i].(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("%s: grads[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
+			return nil, nameErrf(b.Name(), "grads[%q]: got %s, want tensor", k, vals[i].Type())
 		}
 		w, ok := o.params[k]
 		if !ok {
-			return nil, fmt.Errorf("%s: grads[%q]: not a parameter of this optimizer (%v)", b.Name(), k, o.names)
+			return nil, nameErrf(b.Name(), "grads[%q]: not a parameter of this optimizer (%v)", k, o.names)
 		}
 		if t.Size() != w.Size() {
-			return nil, fmt.Errorf("%s: grads[%q] %s has %d elements, the parameter %s has %d", b.Name(), k, t, t.Size(), w, w.Size())
+			return nil, nameErrf(b.Name(), "grads[%q] %s has %d elements, the parameter %s has %d", k, t, t.Size(), w, w.Size())
 		}
 		g[k] = t
 	}
 	for _, k := range o.names {
 		if g[k] == nil {
-			return nil, fmt.Errorf("%s: grads has no %q", b.Name(), k)
+			return nil, nameErrf(b.Name(), "grads has no %q", k)
 		}
 		if err := g[k].readable(b.Name()); err != nil {
 			return nil, err
@@ -216,7 +216,7 @@ func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	}
 	for _, k := range o.names {
 		if err := o.opts[k].Step(o.params[k].data, g[k].data, float32(lr)); err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "%s: %w", k, err)
 		}
 	}
 	return starlark.None, nil
@@ -248,11 +248,11 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	get := func(key string) (*Tensor, error) {
 		v, found, _ := st.Get(starlark.String(key))
 		if !found {
-			return nil, fmt.Errorf("%s: state has no %q", b.Name(), key)
+			return nil, nameErrf(b.Name(), "state has no %q", key)
 		}
 		t, ok := v.(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("%s: state[%q]: got %s, want tensor", b.Name(), key, v.Type())
+			return nil, nameErrf(b.Name(), "state[%q]: got %s, want tensor", key, v.Type())
 		}
 		return t, nil
 	}
@@ -261,7 +261,7 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	if stepsT.Size() != 1 {
-		return nil, fmt.Errorf("%s: state[\"steps\"] has %d elements, want 1", b.Name(), stepsT.Size())
+		return nil, nameErrf(b.Name(), "state[\"steps\"] has %d elements, want 1", stepsT.Size())
 	}
 	steps := int(stepsT.data[0])
 	// Check everything before changing anything.
@@ -275,7 +275,7 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 				return nil, err
 			}
 			if t.Size() != len(sl.Data) {
-				return nil, fmt.Errorf("%s: state[%q] has %d elements, want %d", b.Name(), k+"/"+sl.Name, t.Size(), len(sl.Data))
+				return nil, nameErrf(b.Name(), "state[%q] has %d elements, want %d", k+"/"+sl.Name, t.Size(), len(sl.Data))
 			}
 			if err := t.readable(b.Name()); err != nil {
 				return nil, err
@@ -286,7 +286,7 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	}
 	for _, k := range o.names {
 		if err := o.opts[k].SetState(news[k]); err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "%s: %w", k, err)
 		}
 	}
 	return starlark.None, nil
@@ -361,7 +361,7 @@ func schedNew(kind string) impl {
 		case "step_decay":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma, "every", &every)
 			if err == nil && every < 1 {
-				err = fmt.Errorf("%s: every = %d: want at least 1 step between decays", b.Name(), every)
+				err = nameErrf(b.Name(), "every = %d: want at least 1 step between decays", every)
 			}
 			sc = cpu.StepDecay{Base: float32(base), Gamma: float32(gamma), Every: every}
 		case "exponential":

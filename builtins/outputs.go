@@ -17,7 +17,7 @@ import (
 // once for a reason known at the start.
 func (s *session) processOutputs(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if len(args) > 0 {
-		return nil, fmt.Errorf("%s: name each output: process.outputs(checkpoint = P.ckpt, metrics = P.metrics)", b.Name())
+		return nil, nameErrf(b.Name(), "name each output: process.outputs(checkpoint = P.ckpt, metrics = P.metrics)")
 	}
 	for _, kv := range kwargs {
 		label := string(kv[0].(starlark.String))
@@ -26,23 +26,23 @@ func (s *session) processOutputs(_ *starlark.Thread, b *starlark.Builtin, args s
 		}
 		path, ok := starlark.AsString(kv[1])
 		if !ok {
-			return nil, fmt.Errorf("%s: %s: got %s, want a path (\"\" for none)", b.Name(), label, kv[1].Type())
+			return nil, nameErrf(b.Name(), "%s: got %s, want a path (\"\" for none)", label, kv[1].Type())
 		}
 		if path == "" {
 			continue
 		}
 		check := path
 		if dry, err := s.makeOutDir(path); err != nil {
-			return nil, fmt.Errorf("%s: %s %s: %v", b.Name(), label, path, err)
+			return nil, nameErrf(b.Name(), "%s %s: %w", label, path, err)
 		} else if dry != "" {
 			check = dry // a dry run makes no folder: check that the nearest one that exists is writable
 		}
 		if err := writableOutput(check); err != nil {
-			return nil, fmt.Errorf("%s: %s %v", b.Name(), label, err)
+			return nil, nameErrf(b.Name(), "%s %w", label, err)
 		}
 		if label == "checkpoint" && !s.cfg.DryRun {
 			if err := s.lockOutput(path); err != nil {
-				return nil, fmt.Errorf("%s: %s %s: %w", b.Name(), label, path, err)
+				return nil, nameErrf(b.Name(), "%s %s: %w", label, path, err)
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func writableOutput(path string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s: the folder %s does not exist (create it, or choose another path)", path, dir)
 	case err != nil:
-		return fmt.Errorf("%s: %v", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	case !st.IsDir():
 		return fmt.Errorf("%s: %s is not a folder", path, dir)
 	}

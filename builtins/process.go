@@ -88,7 +88,11 @@ func (s *session) processModule() *moduleDef {
 				"folder. A checkpoint is also locked (PATH.lock holds the pid) for the whole run, across process.exec, so that a " +
 				"second run on it fails at once naming the first.", fn: s.processOutputs},
 			{sig: "time()", doc: "Wall-clock time in seconds since the Unix epoch, a float.", fn: s.processTime},
-			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing phases.", fn: s.processClock},
+			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing spans such as a step or a run (process.timers attributes time to phases).", fn: s.processClock},
+			{sig: "timers(reset = False)", doc: "The script's time by phase since the run started or the last reset, a dict of seconds: " +
+				"compile (building mil programs and ane.compile), ane (kernel evals), io (surface reads, writes and copies), " +
+				"host (tensor, cpu and optimizer math, submitting queue jobs) and wait (queue waits). Every call of those builtins " +
+				"adds to its phase; work a queue does beside the script does not. With reset the totals restart at zero after they are read.", fn: s.processTimers},
 			{sig: "progress(total, every = 5.0)", doc: "A progress report for a loop of total steps (0 when not known): " +
 				"call `p.update(step, loss = ...)` each step and `p.done()` after the loop. On a terminal it redraws one " +
 				"line; elsewhere it prints a line at most every `every` seconds. See the progress type.", fn: s.processProgress},
@@ -149,22 +153,22 @@ func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args
 	for i := 0; it.Next(&v); i++ {
 		f, ok := starlark.AsString(v)
 		if !ok {
-			return nil, fmt.Errorf("%s: flags[%d]: got %s, want string", b.Name(), i, v.Type())
+			return nil, nameErrf(b.Name(), "flags[%d]: got %s, want string", i, v.Type())
 		}
 		add = append(add, f)
 	}
 	argv, err := mergeFlags(s.cfg.Argv, add)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if s.cfg.Stop != nil && s.cfg.Stop.Requested() {
-		return nil, fmt.Errorf("%s: %w: not restarting (the checkpoint saved before this call resumes it)", b.Name(), ErrInterrupted)
+		return nil, nameErrf(b.Name(), "%w: not restarting (the checkpoint saved before this call resumes it)", ErrInterrupted)
 	}
 	if s.cfg.DryRun {
-		return nil, fmt.Errorf("%s: dry run: a dry run does not restart; stop before restarting when process.dry_run is True", b.Name())
+		return nil, nameErrf(b.Name(), "dry run: a dry run does not restart; stop before restarting when process.dry_run is True")
 	}
 	if s.cfg.Exec == nil {
-		return nil, fmt.Errorf("%s: this host cannot restart the program", b.Name())
+		return nil, nameErrf(b.Name(), "this host cannot restart the program")
 	}
 	for _, q := range s.queues {
 		if err := q.wait(b.Name()); err != nil {
@@ -172,10 +176,10 @@ func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args
 		}
 	}
 	if err := ckpt.InheritLocks(); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if err := s.cfg.Exec(argv); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return nil, &execError{argv: argv}
 }
@@ -297,17 +301,17 @@ func (s *session) processMetrics(_ *starlark.Thread, b *starlark.Builtin, args s
 	case starlark.Bool:
 		appendMode = bool(v)
 	default:
-		return nil, fmt.Errorf("%s: append must be None, True or False, not %s", b.Name(), appendArg.Type())
+		return nil, nameErrf(b.Name(), "append must be None, True or False, not %s", appendArg.Type())
 	}
 	w, err := metricsfile.Open(path, appendMode)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if appendMode && s.resumedStep >= 0 {
 		// Lines a killed run wrote after its last checkpoint are steps the resumed run redoes.
 		if _, err := w.DropFrom("step", s.resumedStep); err != nil {
 			w.Close()
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 	}
 	m := &metrics{path: path, w: w, warn: s.warnWriter()}
@@ -331,17 +335,17 @@ func metricsWrite(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		d.SetKey(kv[0], kv[1])
 	}
 	if m.closed {
-		return nil, fmt.Errorf("%s: %s is closed", b.Name(), m)
+		return nil, nameErrf(b.Name(), "%s is closed", m)
 	}
 	fields := make(map[string]any, d.Len())
 	for _, kv := range d.Items() {
 		k, ok := kv[0].(starlark.String)
 		if !ok {
-			return nil, fmt.Errorf("%s: keys must be strings, not %s", b.Name(), kv[0].Type())
+			return nil, nameErrf(b.Name(), "keys must be strings, not %s", kv[0].Type())
 		}
 		v, err := toJSONValue(kv[1])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", b.Name(), string(k), err)
+			return nil, nameErrf(b.Name(), "%s: %w", string(k), err)
 		}
 		fields[string(k)] = v
 	}
@@ -406,7 +410,7 @@ func metricsClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	if err := b.Receiver().(*metrics).Close(); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }

@@ -1,21 +1,13 @@
 package builtins
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"github.com/anestar/anestar/internal/safefile"
-	"io"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/npy"
+	"github.com/anestar/anestar/numcsv"
 	"go.starlark.net/starlark"
 )
 
@@ -63,7 +55,7 @@ func (s *session) tensorModule() *moduleDef {
 func (s *session) tensorFull(v float32) impl {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		if len(kwargs) > 0 {
-			return nil, fmt.Errorf("%s: unexpected keyword arguments", b.Name())
+			return nil, nameErrf(b.Name(), "unexpected keyword arguments")
 		}
 		shape, err := shapeFromArgs(b.Name(), args)
 		if err != nil {
@@ -76,7 +68,7 @@ func (s *session) tensorFull(v float32) impl {
 func filled(fn string, shape []int, v float32) (*Tensor, error) {
 	t, err := NewTensor(shape...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	if v != 0 {
 		for i := range t.data {
@@ -156,18 +148,18 @@ func tensorFromList(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	var data []float32
 	var nest []int
 	if err := flatten(values, 0, &nest, &data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if shape == nil {
 		shape = nest
 	}
 	sh, err := inferShape(shape, len(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	t, err := TensorOf(data, sh...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return t, nil
 }
@@ -212,12 +204,12 @@ func tensorCat(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		return nil, err
 	}
 	if len(ts) == 0 {
-		return nil, fmt.Errorf("%s: no tensors", b.Name())
+		return nil, nameErrf(b.Name(), "no tensors")
 	}
 	rows := 0
 	for i, t := range ts {
 		if len(t.shape) != len(ts[0].shape) || !slices.Equal(t.shape[1:], ts[0].shape[1:]) {
-			return nil, fmt.Errorf("%s: tensors[%d] is %s, tensors[0] is %s", b.Name(), i, t, ts[0])
+			return nil, nameErrf(b.Name(), "tensors[%d] is %s, tensors[0] is %s", i, t, ts[0])
 		}
 		if err := t.readable(b.Name()); err != nil {
 			return nil, err
@@ -226,7 +218,7 @@ func tensorCat(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	}
 	out, err := NewTensor(append([]int{rows}, ts[0].shape[1:]...)...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	off := 0
 	for _, t := range ts {
@@ -242,7 +234,7 @@ func tensorLoadNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	a, err := npy.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	shape := a.Shape
 	if len(shape) == 0 {
@@ -250,7 +242,7 @@ func tensorLoadNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	t, err := TensorOf(a.Data, shape...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %v", b.Name(), path, err)
+		return nil, nameErrf(b.Name(), "%s: %w", path, err)
 	}
 	return t, nil
 }
@@ -265,7 +257,7 @@ func tensorSaveNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		return nil, err
 	}
 	if err := npy.WriteFile(path, &npy.Array{Shape: t.shape, DType: npy.F32, Data: t.data}); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -338,16 +330,10 @@ func (s *session) tensorSetRNGState(_ *starlark.Thread, b *starlark.Builtin, arg
 		return nil, err
 	}
 	if err := s.rng.setState(st); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
-
-// maxCSVBytes bounds the text of a gzip-compressed CSV file (1 GiB, ample for data sets read whole).
-const maxCSVBytes = 1 << 30
-
-// gzipMagic starts every gzip stream; load_csv decompresses files that begin with it.
-var gzipMagic = []byte{0x1f, 0x8b}
 
 func tensorLoadCSV(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var path string
@@ -355,91 +341,27 @@ func tensorLoadCSV(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "skip?", &skip); err != nil {
 		return nil, err
 	}
-	if skip < 0 {
-		return nil, fmt.Errorf("%s: skip is %d, want >= 0", b.Name(), skip)
-	}
-	f, _, err := safefile.Open(path)
+	tab, err := numcsv.ReadFile(path, skip)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
-	defer f.Close()
-	data, cols, err := readCSV(f, skip)
+	t, err := TensorOf(tab.Data, tab.Rows, tab.Cols)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s%v", b.Name(), path, err)
-	}
-	t, err := TensorOf(data, len(data)/cols, cols)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %v", b.Name(), path, err)
+		return nil, nameErrf(b.Name(), "%s: %w", path, err)
 	}
 	return t, nil
-}
-
-// readCSV reads rows of comma-separated numbers, gzip-compressed or not, skipping the first skip
-// lines and empty lines. It returns the values row after row and the number of columns. Errors
-// start with ":LINE:COLUMN: " (or ": " where no place applies) to follow the file name.
-func readCSV(r io.Reader, skip int) ([]float32, int, error) {
-	br := bufio.NewReader(r)
-	if head, _ := br.Peek(len(gzipMagic)); bytes.Equal(head, gzipMagic) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, 0, fmt.Errorf(": %v", err)
-		}
-		defer zr.Close()
-		// No header bounds a decompressed stream: a small file must not expand without limit.
-		br = bufio.NewReader(safefile.LimitReader(zr, maxCSVBytes, "decompressed CSV"))
-	}
-	line := 0
-	for ; line < skip; line++ {
-		if _, err := br.ReadString('\n'); err != nil {
-			if err == io.EOF {
-				return nil, 0, fmt.Errorf(": no data after %d skipped lines", line)
-			}
-			return nil, 0, fmt.Errorf(": %v", err)
-		}
-	}
-	cr := csv.NewReader(br)
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = 0 // every record as long as the first
-	var data []float32
-	cols := 0
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, 0, fmt.Errorf(":%d:%d: %v", pe.Line+skip, pe.Column, pe.Err)
-			}
-			return nil, 0, fmt.Errorf(": %v", err)
-		}
-		cols = len(rec)
-		for i, field := range rec {
-			v, err := strconv.ParseFloat(strings.TrimSpace(field), 32)
-			if err != nil {
-				l, c := cr.FieldPos(i)
-				return nil, 0, fmt.Errorf(":%d:%d: field %d: %q is not a number", l+skip, c, i+1, field)
-			}
-			data = append(data, float32(v))
-		}
-	}
-	if len(data) == 0 {
-		return nil, 0, fmt.Errorf(": no data")
-	}
-	return data, cols, nil
 }
 
 // intList unpacks a list or tuple of ints.
 func intList(fn, what string, v starlark.Value) ([]int, error) {
 	seq, ok := v.(starlark.Indexable)
 	if !ok || (v.Type() != "list" && v.Type() != "tuple") {
-		return nil, fmt.Errorf("%s: %s: got %s, want a list of ints", fn, what, v.Type())
+		return nil, nameErrf(fn, "%s: got %s, want a list of ints", what, v.Type())
 	}
 	out := make([]int, seq.Len())
 	for i := range out {
 		if err := starlark.AsInt(seq.Index(i), &out[i]); err != nil {
-			return nil, fmt.Errorf("%s: %s[%d]: %v", fn, what, i, err)
+			return nil, nameErrf(fn, "%s[%d]: %w", what, i, err)
 		}
 	}
 	return out, nil
@@ -456,12 +378,12 @@ func tensorTake(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	if len(idx) == 0 {
-		return nil, fmt.Errorf("%s: no indices", b.Name())
+		return nil, nameErrf(b.Name(), "no indices")
 	}
 	n := t.shape[0]
 	for i, j := range idx {
 		if j < 0 || j >= n {
-			return nil, fmt.Errorf("%s: indices[%d] = %d is out of range [0, %d) of %s", b.Name(), i, j, n, t)
+			return nil, nameErrf(b.Name(), "indices[%d] = %d is out of range [0, %d) of %s", i, j, n, t)
 		}
 	}
 	if err := t.readable(b.Name()); err != nil {
@@ -472,21 +394,21 @@ func tensorTake(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	switch o := outV.(type) {
 	case nil, starlark.NoneType:
 		if out, err = NewTensor(shape...); err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 	case *Tensor:
 		if !slices.Equal(o.shape, shape) {
-			return nil, fmt.Errorf("%s: out is %s, want %s", b.Name(), o, shapeString(shape))
+			return nil, nameErrf(b.Name(), "out is %s, want %s", o, shapeString(shape))
 		}
 		if o.st == t.st {
-			return nil, fmt.Errorf("%s: out shares storage with t", b.Name())
+			return nil, nameErrf(b.Name(), "out shares storage with t")
 		}
 		if err := o.writable(b.Name()); err != nil {
 			return nil, err
 		}
 		out = o
 	default:
-		return nil, fmt.Errorf("%s: for parameter out: got %s, want tensor or None", b.Name(), outV.Type())
+		return nil, nameErrf(b.Name(), "for parameter out: got %s, want tensor or None", outV.Type())
 	}
 	rs := t.rowSize()
 	for i, j := range idx {
@@ -532,7 +454,7 @@ func (s *session) tensorPermutation(_ *starlark.Thread, b *starlark.Builtin, arg
 		return nil, err
 	}
 	if n < 0 || n > maxElements {
-		return nil, fmt.Errorf("%s: n is %d, want 0 <= n <= %d", b.Name(), n, maxElements)
+		return nil, nameErrf(b.Name(), "n is %d, want 0 <= n <= %d", n, maxElements)
 	}
 	p := s.rng.r.Perm(n)
 	out := make([]starlark.Value, n)

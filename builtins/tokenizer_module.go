@@ -3,7 +3,6 @@ package builtins
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/anestar/anestar/tokenizer"
 	"go.starlark.net/starlark"
@@ -75,7 +74,7 @@ func tokenizerLoad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	t, err := tokenizer.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return &tokenizerValue{t}, nil
 }
@@ -88,7 +87,7 @@ func tokenizerTrain(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	}
 	t, err := tokenizer.Train(text, n)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return &tokenizerValue{t}, nil
 }
@@ -100,7 +99,7 @@ func tokenizerReadText(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 	data, err := tokenizer.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return starlark.String(data), nil
 }
@@ -112,7 +111,7 @@ func tokPiece(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, err
 	}
 	if id < 0 || id >= t.VocabSize() {
-		return nil, fmt.Errorf("%s: id %d outside the vocabulary of %d pieces", b.Name(), id, t.VocabSize())
+		return nil, nameErrf(b.Name(), "id %d outside the vocabulary of %d pieces", id, t.VocabSize())
 	}
 	return starlark.String(t.Piece(id)), nil
 }
@@ -152,7 +151,7 @@ func tokDecode(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	}
 	text, err := t.Decode(ids)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return starlark.String(text), nil
 }
@@ -163,12 +162,12 @@ func tensorIDs(fn string, x *Tensor) ([]int, error) {
 		return nil, err
 	}
 	if len(x.shape) != 1 {
-		return nil, fmt.Errorf("%s: ids: got a tensor of shape %s, want 1-D", fn, shapeString(x.shape))
+		return nil, nameErrf(fn, "ids: got a tensor of shape %s, want 1-D", shapeString(x.shape))
 	}
 	ids := make([]int, len(x.data))
 	for i, f := range x.data {
 		if f != float32(math.Floor(float64(f))) || f < 0 || f > 1<<24 {
-			return nil, fmt.Errorf("%s: ids[%d] = %v is not an id (a whole number from 0 to 2^24)", fn, i, f)
+			return nil, nameErrf(fn, "ids[%d] = %v is not an id (a whole number from 0 to 2^24)", i, f)
 		}
 		ids[i] = int(f)
 	}
@@ -182,7 +181,7 @@ func tokSave(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 		return nil, err
 	}
 	if err := t.Save(path); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return starlark.None, nil
 }
@@ -196,7 +195,7 @@ func tokEncodeFile(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	data, err := tokenizer.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return idTensor(b.Name(), path, t.VocabSize(), t.Encode(string(data), bos, eos))
 }
@@ -209,7 +208,7 @@ func tokReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	ids, err := tokenizer.LoadTokens(path, t.VocabSize())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return idTensor(b.Name(), path, t.VocabSize(), ids)
 }
@@ -225,7 +224,7 @@ func tokenizerReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	}
 	ids, err := tokenizer.LoadTokens(path, vocab)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return idTensor(b.Name(), path, vocab, ids)
 }
@@ -233,10 +232,10 @@ func tokenizerReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 // idTensor returns ids as a 1-D float32 tensor.
 func idTensor(fn, path string, vocab int, ids []int) (starlark.Value, error) {
 	if vocab > 1<<24 {
-		return nil, fmt.Errorf("%s: a vocabulary of %d pieces has ids that float32 cannot hold exactly (at most 2^24)", fn, vocab)
+		return nil, nameErrf(fn, "a vocabulary of %d pieces has ids that float32 cannot hold exactly (at most 2^24)", vocab)
 	}
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("%s: %s holds no tokens", fn, path)
+		return nil, nameErrf(fn, "%s holds no tokens", path)
 	}
 	data := make([]float32, len(ids))
 	for i, id := range ids {
@@ -244,7 +243,7 @@ func idTensor(fn, path string, vocab int, ids []int) (starlark.Value, error) {
 	}
 	x, err := TensorOf(data, len(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	return x, nil
 }

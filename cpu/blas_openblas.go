@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/anestar/anestar/half"
 	"github.com/ebitengine/purego"
 )
 
@@ -42,7 +43,7 @@ func loadOpenBLAS() (*library, error) {
 	info := BLASInfo{Name: "openblas", CoreChoice: CoreUser}
 	if os.Getenv(coreTypeEnv) == "" {
 		info.CoreChoice = CoreLibrary
-		if core := openBLASCoreFor(features); core != "" {
+		if core := openBLASCoreFor(half.X86()); core != "" {
 			info.CoreChoice = CoreAuto
 			os.Setenv(coreTypeEnv, core)
 			defer os.Unsetenv(coreTypeEnv)

@@ -7,22 +7,18 @@ import (
 
 // Check type-checks p with the op table: every op must be known, take its arguments with the right types
 // and shapes, and declare the result types the table infers; every name must be defined once before use;
-// every output must exist; the program must have a func "main". It reports every problem it finds as an
+// every output must exist; the program must have a func "main" and no two funcs of one name. It reports every problem it finds as an
 // ErrorList, and never panics, whatever the AST holds.
 func Check(p *Program) error {
 	var errs ErrorList
 	if p == nil {
 		return ErrorList{{Msg: "no program"}}
 	}
-	hasMain := false
 	funcs := map[string]Pos{}
 	for i, f := range p.Funcs {
 		if f == nil {
 			errs = append(errs, &Error{Msg: fmt.Sprintf("func %d is missing", i)})
 			continue
-		}
-		if f.Name == "main" {
-			hasMain = true
 		}
 		if first, dup := funcs[f.Name]; dup {
 			errs = append(errs, &Error{Pos: f.Pos, Msg: fmt.Sprintf("func %q is defined twice (first at %s)", f.Name, first)})
@@ -31,7 +27,7 @@ func Check(p *Program) error {
 		}
 		errs = append(errs, checkFunc(f)...)
 	}
-	if !hasMain {
+	if p.Main() == nil {
 		errs = append(errs, &Error{Pos: p.Pos, Msg: `program has no func "main"`})
 	}
 	return errs.Err()

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 )
 
 // DType is the element type a .npy file stores.
@@ -125,7 +125,7 @@ func read(r io.Reader, size int64) (*Array, error) {
 	a.Data = make([]float32, n)
 	switch a.DType {
 	case F16:
-		cpu.DecodeF16(a.Data, raw)
+		half.DecodeF16(a.Data, raw)
 	case F32:
 		for i := range a.Data {
 			a.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
@@ -290,7 +290,7 @@ func Write(w io.Writer, a *Array) error {
 	buf.WriteByte('\n')
 	if dt == F16 {
 		raw := make([]byte, 2*len(a.Data))
-		cpu.EncodeF16(raw, a.Data)
+		half.EncodeF16(raw, a.Data)
 		buf.Write(raw)
 	} else {
 		raw := make([]byte, 4*len(a.Data))

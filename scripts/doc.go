@@ -12,7 +12,11 @@
 //	                          layers' forward and backward passes as kernels, loss and optimizer on the host
 //	lib/model.star            the layer's sizes, weight initialisation, data, FLOP accounting,
 //	                          efficiency report and checkpoint helpers, shared by the training scripts
-//	lib/layer_kernels.star    the six kernel generators of train_layer.star, built with the mil builder
+//	lib/train.star            what the two layer scripts share: their parameters and checks, the run's
+//	                          state (fresh or resumed), host buffers, compiled kernels with their
+//	                          layouts, the weight-gradient sgemms, the end of a step, the phase times
+//	lib/layer_kernels.star    the six kernel generators of train_layer.star, built with the mil builder;
+//	                          each returns (program, layout), the layout naming its surfaces' channels
 //	lib/dynamic_kernels.star  the dynamic-weight kernel generators of dynamic.star
 //	lib/dense.star            dense-layer kernels (forward and backward, any activation) for mlp.star
 //	sample.star               text from a llama2.c model file or a train_lm.star checkpoint, as run.c

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/anestar/anestar/ane"
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -265,7 +265,7 @@ func decodeF16Blob(v *mil.Value, w mil.Weights, alloc func(n int) []float32) ([]
 	} else {
 		data = make([]float32, n)
 	}
-	if err := cpu.DecodeF16(data, raw); err != nil {
+	if err := half.DecodeF16(data, raw); err != nil {
 		return nil, fmt.Errorf("weight file %q offset %d: %v", b.Path, b.Offset, err)
 	}
 	return data, nil

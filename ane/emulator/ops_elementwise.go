@@ -3,6 +3,7 @@ package emulator
 import (
 	"math"
 
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -347,7 +348,7 @@ func unaryOp(c *compiler, op *mil.Op) (step, error) {
 		// The epsilon is a value of x's dtype.
 		e := float64(float32(eps))
 		if isFloat16(x.dtype) {
-			e = float64(round16(float32(eps)))
+			e = float64(half.RoundF16(float32(eps)))
 		}
 		if op.Kind == "rsqrt" {
 			f = mapF64(func(v float64) float64 { return 1 / math.Sqrt(v+e) })

@@ -141,13 +141,16 @@ func reportError(stderr io.Writer, err error) {
 		fmt.Fprintf(stderr, "anestar: %v\n", err)
 		return
 	}
-	// As EvalError.Backtrace, but without the builtin's name twice: its messages start with it.
+	// As EvalError.Backtrace, but without the builtin's name twice: when the error is the builtin's
+	// own (a BuiltinError: every anestar builtin's, and fail's), the last frame names it and the cause
+	// follows; go.starlark.net's other errors start with their builtin's name already.
 	stack, msg := ee.CallStack, ee.Msg
 	in := ""
 	if last := len(stack) - 1; last >= 0 && stack[last].Pos.Filename() == "<builtin>" {
-		name := stack[last].Name
-		in = " in " + name
-		msg = strings.TrimPrefix(msg, name+": ")
+		var be *builtins.BuiltinError
+		if errors.As(ee.Unwrap(), &be) && be.Name == stack[last].Name && be.Error() == msg {
+			in, msg = " in "+be.Name, be.Err.Error()
+		}
 		stack = stack[:last]
 	}
 	fmt.Fprintf(stderr, "%sError%s: %s\n", stack, in, msg)

@@ -1,4 +1,4 @@
-package cpu
+package half
 
 import (
 	"math/rand/v2"
@@ -37,14 +37,6 @@ func BenchmarkDecodeF16(b *testing.B) {
 		if err := DecodeF16(dst, src); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-func BenchmarkRoundF16Slice(b *testing.B) {
-	x := benchValues()
-	b.SetBytes(4 * benchN)
-	for b.Loop() {
-		RoundF16Slice(x)
 	}
 }
 

@@ -1,10 +1,6 @@
-package cpu
+package half
 
-import (
-	"encoding/binary"
-	"fmt"
-	"math"
-)
+import "math"
 
 // Bit patterns of IEEE 754 binary16 (half precision) values.
 const (
@@ -99,22 +95,16 @@ func buildF16Table() *[1 << 16]float32 {
 	return t
 }
 
-// RoundF16 returns the half-precision value nearest to x, as a float32.
-// It is what storing x in an fp16 tensor and reading it back gives.
+// RoundF16 returns the half-precision value nearest to x, as a float32:
+// what storing x in an fp16 tensor and reading it back gives. The common
+// normal range is rounded on the float32 bits directly; subnormals,
+// overflow, infinities and NaNs go through F32ToF16.
 func RoundF16(x float32) float32 {
-	return f16Table[F32ToF16(x)]
-}
-
-// RoundF16Slice rounds every element of x to the nearest half-precision
-// value in place.
-func RoundF16Slice(x []float32) {
-	if len(x) < 2*f16Grain {
-		roundF16Range(x)
-		return
+	b := math.Float32bits(x)
+	if (b&^0x80000000)-f32HalfNormal < f32HalfOver-f32HalfNormal { // 2^-14 <= |x| < 65520
+		return math.Float32frombits((b + 0xfff + (b>>13)&1) &^ 0x1fff)
 	}
-	parallelFor(len(x), f16Grain, func(lo, hi int) {
-		roundF16Range(x[lo:hi])
-	})
+	return f16Table[F32ToF16(x)]
 }
 
 // RoundF16To stores in dst[i] the half-precision value nearest to src[i]
@@ -127,8 +117,6 @@ func RoundF16To(dst, src []float32) {
 	i := roundF16Vec(dst, src)
 	roundF16Scalar(dst[i:], src[i:])
 }
-
-func roundF16Range(x []float32) { RoundF16To(x, x) }
 
 // roundF16Scalar is RoundF16To without vector instructions; len(dst) == len(src).
 func roundF16Scalar(dst, src []float32) {
@@ -144,108 +132,5 @@ func roundF16Scalar(dst, src []float32) {
 		} else {
 			x[i] = f16Table[F32ToF16(v)]
 		}
-	}
-}
-
-// f16Fast is F32ToF16 with the common normal case inline; the rare cases
-// go through the general function.
-func f16Fast(x float32) uint16 {
-	b := math.Float32bits(x)
-	a := b &^ 0x80000000
-	if a-f32HalfNormal < f32HalfOver-f32HalfNormal { // unsigned: a in [HalfNormal, HalfOver)
-		r := a - f32Rebias
-		r += 0xfff + (r>>13)&1
-		return uint16(b>>16)&f16SignMask | uint16(r>>13)
-	}
-	return F32ToF16(x)
-}
-
-// f16Grain is the number of elements below which bulk conversions stay on
-// one goroutine.
-const f16Grain = 1 << 15
-
-// EncodeF16 writes src as little-endian half-precision values into the
-// first 2*len(src) bytes of dst, rounding ties to even. It returns an error
-// when dst is too short.
-func EncodeF16(dst []byte, src []float32) error {
-	if len(dst) < 2*len(src) {
-		return fmt.Errorf("cpu.EncodeF16: dst has %d bytes, need %d for %d values", len(dst), 2*len(src), len(src))
-	}
-	if len(src) < 2*f16Grain {
-		encodeF16Range(dst, src)
-		return nil
-	}
-	parallelFor(len(src), f16Grain, func(lo, hi int) {
-		encodeF16Range(dst[2*lo:2*hi], src[lo:hi])
-	})
-	return nil
-}
-
-// EncodeF16To is EncodeF16 on the calling goroutine, without allocating,
-// for the first min(len(dst)/2, len(src)) values.
-func EncodeF16To(dst []byte, src []float32) {
-	encodeF16Range(dst, src[:min(len(dst)/2, len(src))])
-}
-
-func encodeF16Range(dst []byte, src []float32) {
-	dst = dst[:2*len(src)]
-	i := encodeF16Vec(dst, src)
-	dst, src = dst[2*i:], src[i:]
-	for i, v := range src {
-		// f16Fast by hand: the compiler does not inline it here.
-		b := math.Float32bits(v)
-		a := b &^ 0x80000000
-		var h uint16
-		if a-f32HalfNormal < f32HalfOver-f32HalfNormal {
-			r := a - f32Rebias
-			r += 0xfff + (r>>13)&1
-			h = uint16(b>>16)&f16SignMask | uint16(r>>13)
-		} else {
-			h = F32ToF16(v)
-		}
-		dst[2*i] = byte(h)
-		dst[2*i+1] = byte(h >> 8)
-	}
-}
-
-// DecodeF16 reads len(src)/2 little-endian half-precision values from src
-// into the start of dst. It returns an error when src has an odd length or
-// dst is too short.
-func DecodeF16(dst []float32, src []byte) error {
-	if len(src)%2 != 0 {
-		return fmt.Errorf("cpu.DecodeF16: src has odd length %d", len(src))
-	}
-	n := len(src) / 2
-	if len(dst) < n {
-		return fmt.Errorf("cpu.DecodeF16: dst has %d values, need %d", len(dst), n)
-	}
-	if n < 2*f16Grain {
-		decodeF16Range(dst[:n], src)
-		return nil
-	}
-	parallelFor(n, f16Grain, func(lo, hi int) {
-		decodeF16Range(dst[lo:hi], src[2*lo:2*hi])
-	})
-	return nil
-}
-
-// DecodeF16To is DecodeF16 on the calling goroutine, without allocating,
-// for the first min(len(dst), len(src)/2) values.
-func DecodeF16To(dst []float32, src []byte) {
-	decodeF16Range(dst[:min(len(dst), len(src)/2)], src)
-}
-
-func decodeF16Range(dst []float32, src []byte) {
-	src = src[:2*len(dst)]
-	i := decodeF16Vec(dst, src)
-	decodeF16Scalar(dst[i:], src[2*i:])
-}
-
-// decodeF16Scalar is decodeF16Range without vector instructions.
-func decodeF16Scalar(dst []float32, src []byte) {
-	src = src[:2*len(dst)]
-	t := f16Table
-	for i := range dst {
-		dst[i] = t[binary.LittleEndian.Uint16(src[2*i:])]
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !amd64 || noasm
 
-package cpu
+package half
 
 // Without a vector implementation the bulk conversions are all scalar.
 

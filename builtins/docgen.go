@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// The generator of docs/builtins.md: the reference page of every builtin, written from the tables
+// that define them (go generate ./builtins; TestReference in docgen_test.go fails when the page drifts).
+
 // types lists the Starlark types this package defines, in reference order.
 var types = []*typeDef{programType, varType, kernelType, bindingType, surfaceType, tensorType, queueType, optimizerType, scheduleType, metricsType, progressType, tokenizerType}
 
@@ -55,9 +58,14 @@ const globalsDoc = "## Globals\n\n" +
 	"one of another type than its default is an error (an int may stand for a float). VALUE is a Starlark literal; where the " +
 	"default is a string, a VALUE that is not a string literal is taken as the string itself (`--set opt=adam`). " +
 	"`anestar SCRIPT.star --help` lists the parameters without running the script: it reads the first top-level params() call, " +
-	"with the comment after each default as its description. |\n" +
+	"with the comment after each default as its description, and follows `params(..., **SHARED)` into a `SHARED = dict(...)` that the script " +
+	"defines or load()s, so scripts can share parameters. |\n" +
 	"| `load(file, *names)` | Loads names from another script, by path relative to the loading file's folder; each file runs once per run, and a cycle is an error. |\n" +
 	"| `print(*args)` | Writes a line to the run's output. |\n" +
+	"| `sprintf(format, *args)` | printf-style formatting with widths and precisions, which Starlark's `%` lacks: `sprintf(\"%.4f\", loss)`, " +
+	"`sprintf(\"%5d\", n)`, `sprintf(\"%-12s\", name)`. Verbs d, f, e, g, s, v, x and `%%`, with flags `-`, `+`, `0` and space, as in C; " +
+	"a verb that does not fit its argument, or a count of arguments that does not match the verbs, is an error. Infinities and NaN print as str() does (+inf, -inf, nan). Numbers are rounded " +
+	"correctly (to nearest, ties to even on the exact binary value). |\n" +
 	"| `struct(**fields)` | An immutable record, as in go.starlark.net's starlarkstruct. |\n" +
 	"| `math` | go.starlark.net's math module: sqrt, exp, log, cos, pi, ... |\n" +
 	"| `json` | go.starlark.net's json module: encode, decode, indent. |\n\n" +

@@ -1,6 +1,6 @@
 //go:build !noasm
 
-package cpu
+package half
 
 // On amd64 the bulk half-precision conversions use the F16C instructions (VCVTPS2PH with round to
 // nearest even, VCVTPH2PS) sixteen values at a time. They give exactly the results of F32ToF16 and

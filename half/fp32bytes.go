@@ -1,4 +1,4 @@
-package cpu
+package half
 
 import (
 	"encoding/binary"
