@@ -256,6 +256,11 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 	if err != nil {
 		return nil, nameErrf(b.Name(), "%s: %w", path, err)
 	}
+	// The recorded parameters first: a changed size is named as such, not as a tensor of another shape.
+	changed, err := s.compareParams(st.Config, st.Structural)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
 	step, ok := st.Counters[stepCounter]
 	if !ok {
 		return nil, fail("no tensor %s%s (the next step to run)", ckpt.CounterPrefix, stepCounter)
@@ -371,10 +376,6 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 		if params, err = decodeJSON(thread, st.Config); err != nil {
 			return nil, fail("metadata %q: %v", ckpt.ParamsKey, err)
 		}
-	}
-	changed, err := s.compareParams(st.Config, st.Structural)
-	if err != nil {
-		return nil, fail("%v", err)
 	}
 	saved := newRNG(0)
 	if err := saved.src.UnmarshalBinary(raw); err != nil {
