@@ -18,6 +18,9 @@ func (s *session) llama2Fns() []fnDef {
 			"layers.L.feed_forward.w1.weight and .w3 [hidden, dim], .w2 [dim, hidden]; norm.weight [dim]; output.weight [vocab, dim] " +
 			"when not shared). The header is checked against the file's size before anything is read; a defect names the field " +
 			"or tensor and its byte offset. The weights are read once, into the tensors.", fn: llama2Read},
+		{sig: "is_llama2(path)", doc: "True when path is a llama2.c model file rather than a checkpoint of ckpt.save: its name " +
+			"does not end in .safetensors and its first bytes are not a safetensors header (a missing file is not one). " +
+			"For scripts that take either kind of file.", fn: llama2Is},
 		{sig: "llama2_config(path)", doc: "Reads only the header of a llama2.c model file, checked against the file's size as " +
 			"read_llama2 checks it: the config dict read_llama2 would return, without reading the weights.", fn: llama2ConfigOf},
 		{sig: "write_llama2(path, config, tensors, version = 0)", doc: "Writes a llama2.c model file atomically: config as read_llama2 " +
@@ -52,6 +55,14 @@ func llama2Read(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	return starlarkstruct.FromStringDict(starlark.String("llama2"), starlark.StringDict{
 		"version": starlark.MakeInt(m.Version), "config": llama2ConfigDict(c), "tensors": tensors,
 	}), nil
+}
+
+func llama2Is(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
+		return nil, err
+	}
+	return starlark.Bool(ckpt.IsLlama2File(path)), nil
 }
 
 func llama2ConfigOf(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

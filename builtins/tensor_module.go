@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/npy"
 	"github.com/anestar/anestar/numcsv"
 	"go.starlark.net/starlark"
@@ -37,6 +38,10 @@ func (s *session) tensorModule() *moduleDef {
 				"in that order: a new tensor, or written into out (of shape [len(indices), ...]): gathering a mini-batch.", fn: tensorTake},
 			{sig: "argmax(t)", doc: "The index of the first largest element of each row of t (the first axis, the rest " +
 				"flattened), a list of ints; of a 1-D t, an int.", fn: tensorArgmax},
+			{sig: "sample(logits, temperature = 1.0, top_p = 1.0)", doc: "An index drawn from a 1-D tensor of logits as llama2.c's run.c " +
+				"picks the next token, an int: at temperature 0 the largest (no draw); else from softmax(logits / temperature), " +
+				"kept to the nucleus when top_p < 1 (the most probable indices until their probabilities add up to top_p), with one " +
+				"uniform draw from the run's generator.", fn: s.tensorSample},
 			{sig: "permutation(n)", doc: "A random permutation of range(n), a list of ints, from the run's generator: shuffling.", fn: s.tensorPermutation},
 			{sig: "equal(a, b)", doc: "True when a and b have the same shape and equal values (NaN equals nothing): the test of an exact resume.", fn: tensorEqual},
 			{sig: "allclose(a, b, rtol = 1e-5, atol = 1e-8)", doc: "True when a and b have the same shape and |a-b| <= atol + rtol*|b| everywhere.", fn: tensorAllclose},
@@ -457,4 +462,24 @@ func (s *session) tensorPermutation(_ *starlark.Thread, b *starlark.Builtin, arg
 		out[i] = starlark.MakeInt(v)
 	}
 	return starlark.NewList(out), nil
+}
+
+func (s *session) tensorSample(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var t *Tensor
+	temp, topP := number(1), number(1)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "logits", &t, "temperature?", &temp, "top_p?", &topP); err != nil {
+		return nil, err
+	}
+	if len(t.shape) != 1 {
+		return nil, fmt.Errorf("%s: logits of shape %v, want a 1-D tensor (a row: t[i])", b.Name(), t.shape)
+	}
+	u := 0.0
+	if temp > 0 {
+		u = s.rng.r.Float64()
+	}
+	i, err := cpu.SampleLogits(t.data, nil, float64(temp), float64(topP), u)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.MakeInt(i), nil
 }

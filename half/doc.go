@@ -31,4 +31,8 @@
 // with the operating system's saved register state, for this package's
 // conversions and other packages' AVX2 code (the emulator's vector exp).
 // The detection is not compute, so it carries no noasm tag.
+//
+// Float32 bytes. [EncodeF32To] and [DecodeF32To] move float32 values to and
+// from their little-endian bytes (a plain copy on a little-endian host): the
+// fp32 surfaces of kernels whose I/O is fp32.
 package half

@@ -100,7 +100,7 @@ func runCkptLs(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	if isLlama2(files[0]) {
+	if ckpt.IsLlama2File(files[0]) {
 		return lsLlama2(files[0], *metaOnly, stdout, stderr)
 	}
 	f, err := ckpt.Load(files[0])
@@ -150,7 +150,7 @@ func runCkptDiff(args []string, stdout, stderr io.Writer) int {
 	var fa, fb *ckpt.File
 	for i, p := range files {
 		load := ckpt.Load
-		if isLlama2(p) {
+		if ckpt.IsLlama2File(p) {
 			load = loadLlama2AsFile
 		}
 		f, err := load(p)
