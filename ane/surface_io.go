@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/internal/par"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -45,8 +46,22 @@ func (s *Surface) access(readOnly bool, f func(b []byte)) error {
 	return nil
 }
 
-// The conversions below run on the calling goroutine and allocate nothing (cpu's EncodeF16To and
-// DecodeF16To): surface accesses happen inside Eval, which must not allocate.
+// The conversions below allocate nothing (cpu's EncodeF16To and DecodeF16To): surface accesses happen
+// inside Eval, which must not allocate. The methods a script calls between evals (WriteChannels,
+// ReadChannels, CopyRegion) spread large transfers over package par's helpers instead: run on the
+// script's goroutine alone they kept one core busy while the other waited.
+
+// ioGrain is the number of elements from which a script's transfer is split, and the size of a piece.
+const ioGrain = 1 << 15
+
+// split calls fn over [0, n) in pieces of grain elements, on par's helpers when there are two or more.
+func split(n, grain int, fn func(lo, hi int)) {
+	if n < 2*grain {
+		fn(0, n)
+		return
+	}
+	par.For(n, grain, fn)
+}
 
 // encode stores src as consecutive elements of dtype d in dst.
 func encode(d mil.DType, dst []byte, src []float32) {
@@ -81,7 +96,8 @@ func (s *Surface) WriteChannels(from, n int, src []float32) error {
 	}
 	es := s.ElemSize()
 	return s.access(false, func(b []byte) {
-		encode(s.typ.DType, b[from*s.spatial*es:(from+n)*s.spatial*es], src)
+		b = b[from*s.spatial*es : (from+n)*s.spatial*es]
+		split(len(src), ioGrain, func(lo, hi int) { encode(s.typ.DType, b[lo*es:hi*es], src[lo:hi]) })
 	})
 }
 
@@ -95,7 +111,8 @@ func (s *Surface) ReadChannels(from, n int, dst []float32) error {
 	}
 	es := s.ElemSize()
 	return s.access(true, func(b []byte) {
-		decode(s.typ.DType, dst, b[from*s.spatial*es:(from+n)*s.spatial*es])
+		b = b[from*s.spatial*es : (from+n)*s.spatial*es]
+		split(len(dst), ioGrain, func(lo, hi int) { decode(s.typ.DType, dst[lo:hi], b[lo*es:hi*es]) })
 	})
 }
 
@@ -195,10 +212,20 @@ func copyRegion(d *Surface, db []byte, dstCh, dstCol int, s *Surface, sb []byte,
 			}
 			return
 		}
-		for c := 0; c < nch; c++ {
-			do, so := rowOf(d, des, dstCh+c, dstCol), rowOf(s, ses, srcCh+c, srcCol)
-			copy(db[do:do+ncol*des], sb[so:so+ncol*ses])
+		if &db[0] == &sb[0] { // same buffer, destination before source: front to back
+			for c := 0; c < nch; c++ {
+				do, so := rowOf(d, des, dstCh+c, dstCol), rowOf(s, ses, srcCh+c, srcCol)
+				copy(db[do:do+ncol*des], sb[so:so+ncol*ses])
+			}
+			return
 		}
+		// Distinct buffers: rows in pieces of about ioGrain elements, spread over par's helpers.
+		split(nch, max(1, ioGrain/ncol), func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				do, so := rowOf(d, des, dstCh+c, dstCol), rowOf(s, ses, srcCh+c, srcCol)
+				copy(db[do:do+ncol*des], sb[so:so+ncol*ses])
+			}
+		})
 		return
 	}
 	// Different dtypes are different surfaces: convert through a small stack buffer.
