@@ -48,8 +48,8 @@ func (s *Surface) access(readOnly bool, f func(b []byte)) error {
 
 // The conversions below allocate nothing (cpu's EncodeF16To and DecodeF16To): surface accesses happen
 // inside Eval, which must not allocate. The methods a script calls between evals (WriteChannels,
-// ReadChannels, CopyRegion) spread large transfers over package par's helpers instead: run on the
-// script's goroutine alone they kept one core busy while the other waited.
+// ReadChannels, WriteRegion, ReadRegion, CopyRegion) spread large transfers over package par's
+// helpers instead: run on the script's goroutine alone they kept one core busy while the other waited.
 
 // ioGrain is the number of elements from which a script's transfer is split, and the size of a piece.
 const ioGrain = 1 << 15
@@ -129,21 +129,23 @@ func (s *Surface) WriteRegion(ch, nch, col, ncol int, src []float32, transposed 
 	}
 	es := s.ElemSize()
 	return s.access(false, func(b []byte) {
-		var row [256]float32 // gather buffer for transposed rows, in pieces
-		for c := 0; c < nch; c++ {
-			off := ((ch+c)*s.spatial + col) * es
-			if !transposed {
-				encode(s.typ.DType, b[off:off+ncol*es], src[c*ncol:(c+1)*ncol])
-				continue
-			}
-			for j0 := 0; j0 < ncol; j0 += len(row) {
-				m := min(len(row), ncol-j0)
-				for j := 0; j < m; j++ {
-					row[j] = src[(j0+j)*nch+c]
+		split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
+			var row [256]float32 // gather buffer for transposed rows, in pieces
+			for c := lo; c < hi; c++ {
+				off := ((ch+c)*s.spatial + col) * es
+				if !transposed {
+					encode(s.typ.DType, b[off:off+ncol*es], src[c*ncol:(c+1)*ncol])
+					continue
 				}
-				encode(s.typ.DType, b[off+j0*es:off+(j0+m)*es], row[:m])
+				for j0 := 0; j0 < ncol; j0 += len(row) {
+					m := min(len(row), ncol-j0)
+					for j := 0; j < m; j++ {
+						row[j] = src[(j0+j)*nch+c]
+					}
+					encode(s.typ.DType, b[off+j0*es:off+(j0+m)*es], row[:m])
+				}
 			}
-		}
+		})
 	})
 }
 
@@ -157,10 +159,12 @@ func (s *Surface) ReadRegion(ch, nch, col, ncol int, dst []float32) error {
 	}
 	es := s.ElemSize()
 	return s.access(true, func(b []byte) {
-		for c := 0; c < nch; c++ {
-			off := ((ch+c)*s.spatial + col) * es
-			decode(s.typ.DType, dst[c*ncol:(c+1)*ncol], b[off:off+ncol*es])
-		}
+		split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				off := ((ch+c)*s.spatial + col) * es
+				decode(s.typ.DType, dst[c*ncol:(c+1)*ncol], b[off:off+ncol*es])
+			}
+		})
 	})
 }
 

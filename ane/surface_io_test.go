@@ -102,3 +102,40 @@ func TestSplitCopyRegion(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitRegions(t *testing.T) {
+	const c, s = 300, 1024
+	const ch, nch, col, ncol = 20, 256, 100, 768 // a [256, 768] matrix beside other values
+	for _, transposed := range []bool{false, true} {
+		sf := bigSurface(t, "w", mil.FP16, c, s)
+		m := halfExact(nch*ncol, 3)
+		if err := sf.WriteRegion(ch, nch, col, ncol, m, transposed); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, nch*ncol)
+		if err := sf.ReadRegion(ch, nch, col, ncol, got); err != nil {
+			t.Fatal(err)
+		}
+		for r := range nch {
+			for j := range ncol {
+				want := m[r*ncol+j]
+				if transposed {
+					want = m[j*nch+r]
+				}
+				if g := got[r*ncol+j]; g != want {
+					t.Fatalf("transposed %v: region element [%d, %d] = %v, want %v", transposed, r, j, g, want)
+				}
+			}
+		}
+		all := make([]float32, c*s)
+		if err := sf.ReadChannels(0, c, all); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range all {
+			r, j := i/s-ch, i%s-col
+			if (r < 0 || r >= nch || j < 0 || j >= ncol) && v != 0 {
+				t.Fatalf("transposed %v: channel %d column %d outside the region = %v", transposed, i/s, i%s, v)
+			}
+		}
+	}
+}
