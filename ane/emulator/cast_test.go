@@ -1,0 +1,72 @@
+package emulator
+
+import (
+	"math"
+	"testing"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/cpu"
+)
+
+// The fp32 I/O of a kernel computing in fp16: the cast in rounds each value as it copies (one step, no
+// separate rounding pass), the cast out changes no value and shares its input's buffer (no step runs).
+func TestCastRoundsOnceAndWidensInPlace(t *testing.T) {
+	const src = `program(1.3)
+{
+    func main<ios18>(tensor<fp32, [1, 2, 1, 32]> x) {
+        string dh = const()[name=string("dh"), val=string("fp16")];
+        tensor<fp16, [1, 2, 1, 32]> h = cast(x=x, dtype=dh)[name=string("h")];
+        tensor<fp16, [1, 2, 1, 32]> y = mul(x=h, y=h)[name=string("y")];
+        string df = const()[name=string("df"), val=string("fp32")];
+        tensor<fp32, [1, 2, 1, 32]> out = cast(x=y, dtype=df)[name=string("out")];
+    } -> (out);
+}
+`
+	in := make([]float32, 64)
+	for i := range in {
+		in[i] = float32(math.Sin(float64(i)*0.7)) * float32(1+i) // values fp16 does not hold
+	}
+	for _, mode := range []ane.Numerics{ane.FP16, ane.FP32} {
+		k := compileText(t, ane.Options{Numerics: mode}, src)
+		var h, y, out *tensor
+		for _, s := range k.steps {
+			for _, o := range s.outs {
+				switch o.name {
+				case "h":
+					h = o
+					if mode == ane.FP16 && (s.run == nil || len(s.round) != 0) {
+						t.Errorf("fp16: cast to fp16 should run once and round as it copies (run %v, %d rounding passes)", s.run != nil, len(s.round))
+					}
+					if mode == ane.FP32 && s.run != nil {
+						t.Errorf("fp32: cast to fp16 changes no value and should not run")
+					}
+				case "y":
+					y = o
+				case "out":
+					out = o
+					if s.run != nil {
+						t.Errorf("mode %v: cast fp16 to fp32 should share its input's buffer", mode)
+					}
+				}
+			}
+		}
+		if h == nil || y == nil || out == nil {
+			t.Fatalf("mode %v: steps for h, y, out not all found", mode)
+		}
+		if &out.data[0] != &y.data[0] {
+			t.Errorf("mode %v: out does not share y's buffer", mode)
+		}
+		got := run(t, k, in)[0]
+		for i, v := range in {
+			want := v * v
+			if mode == ane.FP16 {
+				r := cpu.RoundF16(v)
+				want = cpu.RoundF16(r * r)
+			}
+			if got[i] != want {
+				t.Fatalf("mode %v: out[%d] = %v, want %v", mode, i, got[i], want)
+			}
+		}
+		k.Close()
+	}
+}
