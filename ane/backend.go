@@ -52,19 +52,28 @@ type Kernel interface {
 	// any of them, and accesses to their surfaces, fail with an error wrapping ErrClosed.
 }
 
-// Numerics selects how the emulator rounds.
-type Numerics uint8
+// Settings are what a command line asks of the backend it opens by name (Open, Entry.Open): each
+// backend maps them onto its own options (emulator.Options; the ANE backend has none) and refuses, with
+// a message, every one it cannot honour, rather than drop it without a word.
+type Settings struct {
+	FP32          bool // compute without fp16 rounding (the emulator's Numerics FP32)
+	CheckNumerics bool // fail at the first op whose output holds inf or NaN (emulator)
+	Relaxed       bool // let programs through that the ANE refuses (Eligible), and say so (emulator)
+}
 
-// The numeric modes.
-const (
-	FP16 Numerics = iota // ANE-faithful: every op's result rounded to fp16 unless declared fp32
-	FP32                 // no fp16 rounding of intermediates, for speed comparisons and gradient checks
-)
-
-// Options configure a backend when it is opened.
-type Options struct {
-	Numerics      Numerics // emulator rounding mode
-	CheckNumerics bool     // report the first op whose output holds inf or NaN (emulator)
+// Flags returns the command-line flags of the settings that are set, e.g. ["--fp32", "--relaxed"].
+func (s Settings) Flags() []string {
+	var out []string
+	if s.FP32 {
+		out = append(out, "--fp32")
+	}
+	if s.CheckNumerics {
+		out = append(out, "--check-numerics")
+	}
+	if s.Relaxed {
+		out = append(out, "--relaxed")
+	}
+	return out
 }
 
 // ErrClosed is returned (wrapped) by Eval on a kernel or binding that has been closed, and by accesses

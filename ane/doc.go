@@ -5,8 +5,15 @@
 //
 //   - A Backend compiles a *mil.Program (with its weight blob files, mil.Weights) into a Kernel and counts
 //     its compiles. Backends register themselves from init with Register; Open picks one by name, or the
-//     most preferred available one for "auto" (the environment variable ANESTAR_BACKEND overrides "auto").
-//     List reports every registered backend and, for those that cannot run here, why not.
+//     most preferred available one for "auto" (the environment variable ANESTAR_BACKEND overrides "auto"),
+//     with Settings from a command line, which each backend maps onto its own options or refuses with a
+//     message. List reports every registered backend and, for those that cannot run here, why not.
+//   - Eligible applies the hardware's known rules (Rules, HardwareOps; rules.go cites the public,
+//     hardware-tested source of each) to a program: a Verdict with a Finding for every input, output and op,
+//     Proven, Unknown (a warning) or Refused, each with its reason and fix. Every backend runs it before it
+//     compiles and refuses a program with a refused part (an *IneligibleError) — the emulator unless it runs
+//     in relaxed mode — so that what runs on the emulator runs on the ANE. ErrUnsupportedOp is wrapped by the
+//     errors of an op a backend cannot run.
 //   - A Kernel owns one Surface per input of the program's main function and one per output. Eval reads
 //     the input surfaces and writes the output surfaces; Close releases the kernel.
 //   - A Binding is a further full set of a kernel's surfaces (Kernel.Bind), evaluated with the same
@@ -23,5 +30,6 @@
 //     IOSurface on the ANE.
 //
 // The emulator backend lives in ane/emulator, the Apple Neural Engine backend in ane/private; importing
-// ane/backends registers both. ane/anetest is the conformance suite that every backend passes.
+// ane/backends registers both, and package builtins imports it, so a program that embeds the Starlark host
+// has both without an import of its own. ane/anetest is the conformance suite that every backend passes.
 package ane

@@ -13,11 +13,11 @@ const EnvBackend = "ANESTAR_BACKEND"
 
 // Entry describes one backend to the registry.
 type Entry struct {
-	Name     string                         // registry name, e.g. "ane" or "emulator"
-	Summary  string                         // one line for `anestar backends`
-	Priority int                            // higher is preferred by "auto"
-	Probe    func() error                   // nil when the backend can run here, else why not
-	Open     func(Options) (Backend, error) // opens a new backend instance
+	Name     string                          // registry name, e.g. "ane" or "emulator"
+	Summary  string                          // one line for `anestar backends`
+	Priority int                             // higher is preferred by "auto"
+	Probe    func() error                    // nil when the backend can run here, else why not
+	Open     func(Settings) (Backend, error) // opens a new backend instance; refuses settings it cannot honour
 }
 
 var (
@@ -62,7 +62,7 @@ func List() []Status {
 
 // Open opens the backend called name. "auto" (or "") picks the most preferred available backend,
 // unless the environment variable ANESTAR_BACKEND names one.
-func Open(name string, opts Options) (Backend, error) {
+func Open(name string, opts Settings) (Backend, error) {
 	if name == "" || name == "auto" {
 		if env := os.Getenv(EnvBackend); env != "" && env != "auto" {
 			return Open(env, opts)

@@ -17,28 +17,28 @@ func (f fakeBackend) PeakFLOPS() float64                                { return
 
 func TestRegistry(t *testing.T) {
 	Register(Entry{Name: "t-high", Priority: 100, Probe: func() error { return errors.New("not here") },
-		Open: func(Options) (Backend, error) { return fakeBackend{"t-high"}, nil }})
-	Register(Entry{Name: "t-mid", Priority: 50, Open: func(Options) (Backend, error) { return fakeBackend{"t-mid"}, nil }})
-	Register(Entry{Name: "t-low", Priority: -1, Open: func(Options) (Backend, error) { return fakeBackend{"t-low"}, nil }})
+		Open: func(Settings) (Backend, error) { return fakeBackend{"t-high"}, nil }})
+	Register(Entry{Name: "t-mid", Priority: 50, Open: func(Settings) (Backend, error) { return fakeBackend{"t-mid"}, nil }})
+	Register(Entry{Name: "t-low", Priority: -1, Open: func(Settings) (Backend, error) { return fakeBackend{"t-low"}, nil }})
 	l := List()
 	if len(l) < 3 || l[0].Name != "t-high" || l[0].Err == nil || l[1].Name != "t-mid" {
 		t.Fatalf("List: %+v", l)
 	}
 	t.Setenv(EnvBackend, "")
-	if b, err := Open("auto", Options{}); err != nil || b.Name() != "t-mid" {
+	if b, err := Open("auto", Settings{}); err != nil || b.Name() != "t-mid" {
 		t.Errorf("auto: %v, %v; want t-mid (t-high is unavailable)", b, err)
 	}
 	t.Setenv(EnvBackend, "t-low")
-	if b, err := Open("", Options{}); err != nil || b.Name() != "t-low" {
+	if b, err := Open("", Settings{}); err != nil || b.Name() != "t-low" {
 		t.Errorf("auto with %s=t-low: %v, %v", EnvBackend, b, err)
 	}
-	if b, err := Open("t-mid", Options{}); err != nil || b.Name() != "t-mid" {
+	if b, err := Open("t-mid", Settings{}); err != nil || b.Name() != "t-mid" {
 		t.Errorf("a named backend beats the environment: %v, %v", b, err)
 	}
-	if _, err := Open("t-high", Options{}); err == nil || !strings.Contains(err.Error(), "not here") {
+	if _, err := Open("t-high", Settings{}); err == nil || !strings.Contains(err.Error(), "not here") {
 		t.Errorf("unavailable backend: %v", err)
 	}
-	if _, err := Open("nope", Options{}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+	if _, err := Open("nope", Settings{}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("unknown backend: %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 )
@@ -16,8 +15,8 @@ func TestCompileSix(t *testing.T) {
 	var out bytes.Buffer
 	_, err := builtins.Run(context.Background(), builtins.Config{
 		Script:  "compile_six.star",
-		Backend: emulator.New(ane.Options{}),
-		Params:  map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "16", "rounds": "2"},
+		Backend: emulator.New(emulator.Options{}),
+		Params:  map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "rounds": "2"},
 		Stdout:  &out,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/ane/emulator"
 	"go.starlark.net/starlark"
 )
 
@@ -20,10 +21,18 @@ func (s *session) aneModule() *moduleDef {
 			"(and for regions a column range along the spatial axis) and is bounds-checked.",
 		fns: []fnDef{
 			{sig: "compile(program)", doc: "Compiles a mil.program into a kernel. Each call counts against the " +
-				"process's compile budget (about 100 on the ANE); the program cannot change afterwards. In a dry run " +
-				"(process.dry_run) it only checks the program and its weights: the kernel's surfaces exist, its eval is " +
-				"an error, and nothing counts.", fn: s.aneCompile},
+				"process's compile budget (about 100 on the ANE); the program cannot change afterwards. A program that " +
+				"breaks a rule the ANE is known to have (see ane.eligible) is an error on every backend but the emulator " +
+				"in relaxed mode. In a dry run (process.dry_run) it only checks the program, its weights and its " +
+				"eligibility: the kernel's surfaces exist, its eval is an error, and nothing counts.", fn: s.aneCompile},
+			{sig: "eligible(program)", doc: "What the ANE is known to do with a mil.program: a struct with support " +
+				"(\"proven\", \"unknown\" or \"refused\", the worst of its findings), findings (one per input, output and op " +
+				"of main, then for the whole program: each a struct of support, rule, what, reason, fix and text, the message " +
+				"as `anestar check` prints it) and ops (the op kinds used). ane.compile refuses a program whose support is " +
+				"\"refused\" on every backend but the emulator in relaxed mode (--relaxed); `anestar check` lists every verdict.",
+				fn: s.aneEligible},
 			{sig: "backend()", doc: "The backend's name: \"ane\" or \"emulator\".", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.String(be.Name()) })},
+			{sig: "numerics()", doc: "How kernels round: \"fp16\" as the ANE does (every op's result rounded to fp16), or \"fp32\" when the emulator runs without rounding (--fp32).", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.String(backendNumerics(be)) })},
 			{sig: "compiles()", doc: "The number of compiles this process has done on the backend.", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.MakeInt(be.Compiles()) })},
 			{sig: "peak_flops()", doc: "The backend's nominal peak in FLOP/s, for utilisation figures.", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.Float(be.PeakFLOPS()) })},
 		},
@@ -463,4 +472,12 @@ func surfFill(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, fmt.Errorf("%s: %v", b.Name(), err)
 	}
 	return starlark.None, nil
+}
+
+// backendNumerics names how be's kernels round: "fp32" for an emulator without fp16 rounding, else "fp16".
+func backendNumerics(be ane.Backend) string {
+	if e, ok := be.(*emulator.Backend); ok && e.Options().Numerics == emulator.FP32 {
+		return "fp32"
+	}
+	return "fp16"
 }

@@ -15,11 +15,13 @@
 // The modules (see docs/builtins.md, generated from the tables in this package by WriteReference):
 //
 //	mil      builds MIL programs op by op (every op of mil.Ops() is a builder method), parses MIL text
-//	ane      compiles programs into kernels on the run's backend; kernel and surface I/O
+//	ane      compiles programs into kernels on the run's backend; kernel and surface I/O; ane.eligible,
+//	         the verdict of the ANE's known rules on a program (ane.Eligible)
 //	tensor   makes Tensors: zeros, random (seeded, resumable), from lists and .npy files
 //	cpu      host math on tensors: sgemm, rmsnorm, activations, softmax, losses, clipping; async queues
 //	optim    optimizers over named parameters with checkpointable state; learning-rate schedules
 //	ckpt     saves and reads checkpoints (tensors and JSON metadata), atomically
+//	tokenizer  llama2.c BPE vocabularies: read, train, save, encode, decode; token files into tensors
 //	process  parameters, arguments, restart (exec), clocks, progress reports, a JSON-lines metrics log,
 //	         and process.dry_run
 //
@@ -33,6 +35,7 @@
 //	optimizer, schedule   an optimizer over named tensors; a learning-rate function of the step
 //	metrics               an append-only JSON-lines file
 //	progress              a progress line for a loop: step/total, fields, ms/step, ETA
+//	tokenizer             a BPE vocabulary (package tokenizer)
 //
 // # Dry runs
 //

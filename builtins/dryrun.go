@@ -12,14 +12,15 @@ import (
 
 // CheckedProgram describes one program that ane.compile checked in a dry run (Config.DryRun).
 type CheckedProgram struct {
-	Pos         string     // where the script called ane.compile, "file:line:col"
-	Func        string     // the Starlark function that called it, "<toplevel>" at top level
-	From        string     // when Func is a function, the top-level line of the main script that led to the call
-	Inputs      []*mil.Var // main's inputs, with their types
-	Outputs     []*mil.Var // main's outputs, with their types
-	Ops         int        // ops of main other than consts
-	Consts      int        // const ops of main
-	WeightBytes int        // bytes of the program's weight files
+	Pos         string      // where the script called ane.compile, "file:line:col"
+	Func        string      // the Starlark function that called it, "<toplevel>" at top level
+	From        string      // when Func is a function, the top-level line of the main script that led to the call
+	Inputs      []*mil.Var  // main's inputs, with their types
+	Outputs     []*mil.Var  // main's outputs, with their types
+	Ops         int         // ops of main other than consts
+	Consts      int         // const ops of main
+	WeightBytes int         // bytes of the program's weight files
+	Verdict     ane.Verdict // what the ANE is known to do with it (ane.Eligible)
 }
 
 // Where says where the program was compiled: "file:line:col", then " in FUNC" inside a function and
@@ -72,9 +73,11 @@ func varTypes(vs []*mil.Var) string {
 	return s + ")"
 }
 
-// dryCompile is ane.compile in a dry run: it checks the program and its weights, records what it
-// checked, and returns a kernel whose surfaces exist but which cannot be evaluated. Nothing reaches
-// the backend, so nothing counts against the compile budget.
+// dryCompile is ane.compile in a dry run: it checks the program and its weights, judges it against the
+// hardware's rules (ane.Eligible), records what it checked, and returns a kernel whose surfaces exist but
+// which cannot be evaluated. A program the ANE refuses is recorded, not an error, so that a dry run goes
+// on and lists every kernel's verdict. Nothing reaches the backend, so nothing counts against the compile
+// budget.
 func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	if err := mil.Check(prog); err != nil {
 		return nil, fmt.Errorf("%s: %v", fn, err)
@@ -95,7 +98,7 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	for _, in := range main.Inputs {
 		types[in.Name] = in
 	}
-	c := CheckedProgram{Inputs: main.Inputs}
+	c := CheckedProgram{Inputs: main.Inputs, Verdict: ane.Eligible(prog)}
 	for _, op := range main.Ops {
 		if op.Kind == "const" {
 			c.Consts++

@@ -24,9 +24,9 @@ type Config struct {
 	Script string // path of the script; load() paths are relative to the loading file's folder
 	Source []byte // the script's text; when nil it is read from Script
 
-	Backend     ane.Backend // the backend kernels run on; when nil, BackendName is opened on first use
-	BackendName string      // registry name for ane.Open: "auto" (or ""), "ane", "emulator"
-	Options     ane.Options // options for opening BackendName
+	Backend     ane.Backend  // the backend kernels run on; when nil, BackendName is opened on first use
+	BackendName string       // registry name for ane.Open: "auto" (or ""), "ane", "emulator"
+	Settings    ane.Settings // settings for opening BackendName (--fp32, --check-numerics, --relaxed)
 
 	Params map[string]string // parameter overrides, KEY -> Starlark literal (see ParseSet)
 	Args   []string          // positional script arguments, process.args
@@ -197,6 +197,7 @@ func (s *session) modules() []*moduleDef {
 		s.cpuModule(),
 		s.optimModule(),
 		s.ckptModule(),
+		s.tokenizerModule(),
 		s.processModule(),
 	}
 }
@@ -247,7 +248,7 @@ func (s *session) finish() {
 // getBackend returns the run's backend, opening it on first use.
 func (s *session) getBackend(fn string) (ane.Backend, error) {
 	if s.backend == nil {
-		b, err := ane.Open(s.cfg.BackendName, s.cfg.Options)
+		b, err := ane.Open(s.cfg.BackendName, s.cfg.Settings)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", fn, err)
 		}

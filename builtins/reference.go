@@ -7,7 +7,7 @@ import (
 )
 
 // types lists the Starlark types this package defines, in reference order.
-var types = []*typeDef{programType, varType, kernelType, bindingType, surfaceType, tensorType, queueType, optimizerType, scheduleType, metricsType, progressType}
+var types = []*typeDef{programType, varType, kernelType, bindingType, surfaceType, tensorType, queueType, optimizerType, scheduleType, metricsType, progressType, tokenizerType}
 
 // WriteReference writes the Markdown reference of every builtin module, function and type: the page
 // docs/builtins.md, generated from the same tables that define the builtins.

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 )
@@ -44,7 +43,7 @@ func TestKernelGuideExample(t *testing.T) {
 	_, err := builtins.Run(context.Background(), builtins.Config{
 		Script:  "kernels_example.star",
 		Source:  []byte(src),
-		Backend: emulator.New(ane.Options{}),
+		Backend: emulator.New(emulator.Options{}),
 		Stdout:  &out,
 		Seed:    1,
 	})
@@ -77,8 +76,8 @@ func TestMetricsKeysDocumented(t *testing.T) {
 		t.Fatalf("metrics.md: found %d script rows, want 3", len(rows))
 	}
 	small := map[string]map[string]string{
-		"scripts/train_layer.star": {"dim": "32", "hidden": "64", "heads": "4", "seq": "16", "steps": "2", "accum": "1"},
-		"scripts/dynamic.star":     {"dim": "32", "hidden": "64", "heads": "4", "seq": "16", "steps": "2", "accum": "1"},
+		"scripts/train_layer.star": {"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "steps": "2", "accum": "1"},
+		"scripts/dynamic.star":     {"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "steps": "2", "accum": "1"},
 		"scripts/mlp.star":         {"epochs": "1", "hidden": `"16"`, "shift": "0", "data": strconv.Quote("../data/digits.csv.gz")},
 	}
 	for _, row := range rows {
@@ -98,7 +97,7 @@ func TestMetricsKeysDocumented(t *testing.T) {
 			}
 			_, err := builtins.Run(context.Background(), builtins.Config{
 				Script:  "../" + script,
-				Backend: emulator.New(ane.Options{}),
+				Backend: emulator.New(emulator.Options{}),
 				Params:  params,
 				Seed:    1,
 			})

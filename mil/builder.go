@@ -49,15 +49,37 @@ var BuildInfo = [][2]string{
 	{"coremltools-version", "9.0"},
 }
 
-// NewBuilder returns a builder for a program with one func, main, in opset ios18.
-func NewBuilder() *Builder {
-	fn := &Func{Name: "main", Opset: "ios18"}
+// buildInfoAttr returns a new buildInfo attribute holding BuildInfo.
+func buildInfoAttr() *Attr {
 	info := &Value{Type: Type{Kind: DictKind, Elems: []Type{Scalar(String), Scalar(String)}}}
 	for _, kv := range BuildInfo {
 		info.Elems = append(info.Elems, StringValue(kv[0]), StringValue(kv[1]))
 	}
+	return &Attr{Name: "buildInfo", Value: info}
+}
+
+// WithBuildInfo returns p when it has a buildInfo attribute, else a shallow copy of p (sharing its
+// functions) with the reference buildInfo (BuildInfo) first among its attributes: what the ANE backend
+// compiles, whether the program was built, parsed or put together by hand.
+func WithBuildInfo(p *Program) *Program {
+	if p == nil {
+		return nil
+	}
+	for _, a := range p.Attrs {
+		if a != nil && a.Name == "buildInfo" {
+			return p
+		}
+	}
+	q := *p
+	q.Attrs = append([]*Attr{buildInfoAttr()}, p.Attrs...)
+	return &q
+}
+
+// NewBuilder returns a builder for a program with one func, main, in opset ios18.
+func NewBuilder() *Builder {
+	fn := &Func{Name: "main", Opset: "ios18"}
 	return &Builder{
-		prog:  &Program{Version: "1.3", Attrs: []*Attr{{Name: "buildInfo", Value: info}}, Funcs: []*Func{fn}},
+		prog:  &Program{Version: "1.3", Attrs: []*Attr{buildInfoAttr()}, Funcs: []*Func{fn}},
 		fn:    fn,
 		env:   newFuncEnv(),
 		files: map[string]*BlobWriter{},
@@ -358,6 +380,9 @@ func (b *Builder) Op(kind, name string, args Args) ([]*Var, error) {
 	if err != nil {
 		return nil, opError(name, kind, "%v", err)
 	}
+	if kind == "conv" {
+		args = b.convDefaults(args)
+	}
 	var argNames []string
 	for _, an := range slices.Sorted(maps.Keys(args)) {
 		if args[an] != nil { // an untyped nil leaves an optional argument out
@@ -437,6 +462,28 @@ func (b *Builder) Op(kind, name string, args Args) ([]*Var, error) {
 	}
 	b.fn.Ops = append(b.fn.Ops, op)
 	return op.Results, nil
+}
+
+// convDefaults returns conv's args with every optional argument the reference always spells out that args
+// leaves out set to its default: strides and dilations 1, pad_type "valid", pad 0 and groups 1 (as maderix/ANE
+// training/stories_mil.h writes every conv). It needs x's rank; without a *Var x it returns args as they are.
+func (b *Builder) convDefaults(args Args) Args {
+	x, ok := args["x"].(*Var)
+	if !ok || b.env.types[x.Name].Rank() < 3 {
+		return args
+	}
+	k := b.env.types[x.Name].Rank() - 2
+	ones := slices.Repeat([]int{1}, k)
+	out := Args{}
+	maps.Copy(out, args)
+	for name, def := range map[string]any{
+		"strides": ones, "dilations": ones, "pad_type": "valid", "pad": make([]int, 2*k), "groups": 1,
+	} {
+		if out[name] == nil {
+			out[name] = def
+		}
+	}
+	return out
 }
 
 func (b *Builder) defined(name string) bool {

@@ -2,6 +2,7 @@ package mil
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -74,7 +75,8 @@ func TestBuilderProgram(t *testing.T) {
 	if a := f.Ops[len(f.Ops)-1].Attr("name"); a == nil || a.Value.Strs[0] != "parts" {
 		t.Errorf("split op name attribute %+v", a)
 	}
-	// Arguments are written in name order, consts referenced by name.
+	// Arguments are written in name order, consts referenced by name; conv's optional arguments are
+	// always spelled out, as the reference writes them.
 	var conv *Op
 	for _, op := range f.Ops {
 		if op.Kind == "conv" {
@@ -85,11 +87,16 @@ func TestBuilderProgram(t *testing.T) {
 	for _, a := range conv.Args {
 		names = append(names, a.Name)
 	}
-	if strings.Join(names, ",") != "groups,pad_type,weight,x" {
+	if strings.Join(names, ",") != "dilations,groups,pad,pad_type,strides,weight,x" {
 		t.Errorf("conv args %v", names)
 	}
 	if v := f.ArgValue(conv, "pad_type"); v == nil || v.Strs[0] != "valid" {
 		t.Errorf("ArgValue(pad_type) = %+v", v)
+	}
+	for arg, want := range map[string][]int{"strides": {1, 1}, "dilations": {1, 1}, "pad": {0, 0, 0, 0}} {
+		if v := f.ArgValue(conv, arg); v == nil || !slices.Equal(mustInts(t, v), want) {
+			t.Errorf("ArgValue(%s) = %+v, want %v", arg, v, want)
+		}
 	}
 }
 
@@ -243,4 +250,31 @@ func TestValueAccessors(t *testing.T) {
 	if op.Arg("x") != nil || (*Func)(nil).ConstValue("x") != nil {
 		t.Error("nil receivers gave values")
 	}
+}
+
+func TestWithBuildInfo(t *testing.T) {
+	p, err := Parse("t.mil", []byte("program(1.3)\n{\n    func main<ios18>(tensor<fp16, [1, 2]> x) {\n    } -> (x);\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := WithBuildInfo(p)
+	if len(p.Attrs) != 0 || len(q.Attrs) != 1 || q.Attrs[0].Name != "buildInfo" || q.Funcs[0] != p.Funcs[0] {
+		t.Fatalf("WithBuildInfo: %+v", q)
+	}
+	want := `[buildInfo = dict<string, string>({{"coremlc-component-MIL", "3510.2.1"}, {"coremlc-version", "3505.4.1"}, {"coremltools-component-milinternal", ""}, {"coremltools-version", "9.0"}})]`
+	if got := strings.Split(Print(q), "\n")[1]; got != want {
+		t.Errorf("buildInfo line\n got %s\nwant %s", got, want)
+	}
+	if WithBuildInfo(q) != q {
+		t.Error("a program with buildInfo was copied")
+	}
+}
+
+func mustInts(t *testing.T, v *Value) []int {
+	t.Helper()
+	n, err := v.Ints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -24,8 +24,9 @@
 // SliceByIndexBounds resolve the arguments of the ops whose rules have details.
 //
 // Print (and Fprint) write a program as MIL text in the dialect of the reference sources (program(1.3),
-// short scalar literals such as fp16(0.5), floats in the shortest form that reads back exactly). Parse reads
-// that text and also what Apple's compiler writes (program(1.0), ios16/ios17, tensor<string, []>("x")
+// short scalar literals such as fp16(0.5), floats as plain decimals in the shortest form that reads back
+// exactly, fp16(0.00001) as the reference prints it). Parse reads that text and also what Apple's
+// compiler writes (program(1.0), ios16/ios17, tensor<string, []>("x")
 // scalars, hex floats, tuples, dict literals, function attributes); its errors are *SyntaxError values
 // printed as FILE:LINE:COL: message. A rank-0 literal parses to a Scalar type whichever spelling it had;
 // Value.Style keeps the spelling so that printing is stable. Equal compares programs ignoring positions:

@@ -16,8 +16,9 @@ import (
 //	}
 //
 // The text is deterministic and Parse reads it back to a program Equal to p. Scalars are written as
-// their Style says (fp16(0.5) or tensor<fp16, []>(0.5)); floats in the shortest form that reads back to the
-// same float64, with inf, -inf and nan spelled so. Print does not validate p (see Check); a nil node
+// their Style says (fp16(0.5) or tensor<fp16, []>(0.5)); floats as plain decimals (0.00001, as the
+// reference prints them) in the shortest form that reads back to the same float64, with inf, -inf and nan
+// spelled so. Print does not validate p (see Check); a nil node
 // prints as <nil>.
 func Print(p *Program) string {
 	var pr printer

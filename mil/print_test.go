@@ -61,7 +61,7 @@ const builtText = `program(1.3)
         tensor<fp16, [1, 4, 1, 2]> y = mul(x=x,y=h)[name=string("y")];
         tensor<fp16, [1, 4, 1, 2]> z = add(x=y,y=tensor<fp16, []>(1.0))[name=string("z")];
         tensor<fp16, [2, 3]> w = const()[name=string("w"), val=tensor<fp16, [2, 3]>(BLOBFILE(path=string("@model_path/weights/w.bin"), offset=uint64(64)))];
-        tensor<fp32, [2, 3]> m = const()[name=string("m"), val=tensor<fp32, [2, 3]>([[1.0,-0.25,inf],[-inf,nan,1e-08]])];
+        tensor<fp32, [2, 3]> m = const()[name=string("m"), val=tensor<fp32, [2, 3]>([[1.0,-0.25,inf],[-inf,nan,0.00000001]])];
         int32 ax = const()[name=string("ax"), val=int32(1)];
         tensor<bool, [2]> b = const()[name=string("b"), val=tensor<bool, [2]>([true,false])];
         tensor<fp16, [1, 8, 1, 2]> out = concat(axis=ax,interleave=bool(false),values=(y,z))[name=string("out")];
@@ -151,8 +151,8 @@ func TestFloatRoundTrip(t *testing.T) {
 		x    float64
 		want string
 	}{
-		{1, "1.0"}, {0.5, "0.5"}, {-0.5, "-0.5"}, {0.00001, "1e-05"}, {65504, "65504.0"}, {math.Copysign(0, -1), "-0.0"},
-		{0, "0.0"}, {math.Inf(1), "inf"}, {math.Inf(-1), "-inf"}, {math.NaN(), "nan"}, {1e21, "1e+21"},
+		{1, "1.0"}, {0.5, "0.5"}, {-0.5, "-0.5"}, {0.00001, "0.00001"}, {1e-8, "0.00000001"}, {1e-45, "1e-45"}, {3.4028234663852886e38, "3.4028234663852886e+38"}, {65504, "65504.0"}, {math.Copysign(0, -1), "-0.0"},
+		{0, "0.0"}, {math.Inf(1), "inf"}, {math.Inf(-1), "-inf"}, {math.NaN(), "nan"}, {1e21, "1000000000000000000000.0"},
 		{0.353553, "0.353553"}, {float64(float32(0.1)), "0.10000000149011612"},
 	} {
 		if got := formatFloat(tc.x); got != tc.want {

@@ -139,8 +139,10 @@ func formatNumber(x float64, d DType) string {
 	return formatFloat(x)
 }
 
-// formatFloat writes x in the shortest form that parses back to exactly x, always with a decimal point
-// or an exponent (1.0, 0.125, 65504.0, 1e-05, 1e+21), and inf, -inf, nan.
+// formatFloat writes x in the shortest form that parses back to exactly x, as a plain decimal the way
+// the reference generators print floats (1.0, 0.125, 65504.0, 0.00001), and inf, -inf, nan. Magnitudes
+// outside [1e-30, 1e30], which no fp16 and no ordinary fp32 value reaches, keep an exponent (1e-45) so
+// that the text stays short.
 func formatFloat(x float64) string {
 	switch {
 	case math.IsNaN(x):
@@ -150,7 +152,11 @@ func formatFloat(x float64) string {
 	case math.IsInf(x, -1):
 		return "-inf"
 	}
-	s := strconv.FormatFloat(x, 'g', -1, 64)
+	format := byte('f')
+	if a := math.Abs(x); a != 0 && (a < 1e-30 || a > 1e30) {
+		format = 'g'
+	}
+	s := strconv.FormatFloat(x, format, -1, 64)
 	if !strings.ContainsAny(s, ".e") {
 		s += ".0"
 	}

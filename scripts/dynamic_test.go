@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/anestar/anestar/ane/emulator" // the backend the scripts run on under test
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/ckpt"
 	"go.starlark.net/starlark"
@@ -171,7 +170,7 @@ func dynCheck(t *testing.T, name string, got, want dynMat, tol float64) {
 
 // TestDynKernels checks every dynamic-weight kernel on random inputs against float64 formulas.
 func TestDynKernels(t *testing.T) {
-	const dim, hidden, heads, seq = 16, 24, 4, 8
+	const dim, hidden, heads, seq = 32, 64, 4, 32
 	const hd = dim / heads
 	res, _ := dynRun(t, builtins.Config{Script: "testdata/dyn_kernels.star", Seed: 3})
 	cases, ok := res.Globals["cases"].(*starlark.Dict)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/internal/refkernels"
 	"github.com/anestar/anestar/mil"
@@ -19,8 +18,8 @@ import (
 //   - bit-identical outputs on the fp16 emulator for the same random input, which also checks the
 //     values of every const and weight, the transposed ones included.
 func TestKernelsMatchReference(t *testing.T) {
-	res, _ := runScript(t, "testdata/kernels.star", with(), ane.Options{}, false)
-	c := refkernels.Config{Dim: 32, Hidden: 64, Heads: 4, Seq: 16}
+	res, _ := runScript(t, "testdata/kernels.star", with(), emulator.Options{}, false)
+	c := refkernels.Config{Dim: 32, Hidden: 64, Heads: 4, Seq: 32}
 	W := tensorDict(t, res, "W")
 	w := func(name string) []float32 { return W[name].Data() }
 	texts, ok := res.Globals["texts"].(*starlark.Dict)
@@ -44,7 +43,7 @@ func TestKernelsMatchReference(t *testing.T) {
 	if texts.Len() != len(build) {
 		t.Fatalf("kernels.star built %d kernels, want %d", texts.Len(), len(build))
 	}
-	be := emulator.New(ane.Options{})
+	be := emulator.New(emulator.Options{})
 	for _, name := range sortedKeys(build) {
 		ref, err := build[name]()
 		if err != nil {

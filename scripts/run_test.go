@@ -10,14 +10,13 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
-	_ "github.com/anestar/anestar/ane/emulator" // registers the emulator backend
+	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 	"go.starlark.net/starlark"
 )
 
 // small are the sizes the tests train at: a layer of 32 channels, 4 heads, 16 positions.
-var small = map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "16"}
+var small = map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "32"}
 
 // with returns the small sizes plus the given settings (KEY, VALUE pairs, VALUE a Starlark literal).
 func with(kv ...string) map[string]string {
@@ -33,7 +32,7 @@ func quote(s string) string { return strconv.Quote(s) }
 
 // runScript runs script on a fresh emulator (a new process, as far as the compile count goes) and
 // returns the result and the printed output. A restart request is recorded in Result.Exec.
-func runScript(t *testing.T, script string, params map[string]string, opts ane.Options, resume bool) (*builtins.Result, string) {
+func runScript(t *testing.T, script string, params map[string]string, opts emulator.Options, resume bool) (*builtins.Result, string) {
 	t.Helper()
 	var out bytes.Buffer
 	argv := []string{"run", script}
@@ -41,14 +40,13 @@ func runScript(t *testing.T, script string, params map[string]string, opts ane.O
 		argv = append(argv, "--resume")
 	}
 	res, err := builtins.Run(context.Background(), builtins.Config{
-		Script:      script,
-		BackendName: "emulator",
-		Options:     opts,
-		Params:      params,
-		Resume:      resume,
-		Stdout:      &out,
-		Argv:        argv,
-		Exec:        func([]string) error { return nil },
+		Script:  script,
+		Backend: emulator.New(opts),
+		Params:  params,
+		Resume:  resume,
+		Stdout:  &out,
+		Argv:    argv,
+		Exec:    func([]string) error { return nil },
 	})
 	if err != nil {
 		var ee *starlark.EvalError

@@ -2,6 +2,7 @@ package anetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -19,6 +20,7 @@ func Run(t *testing.T, b ane.Backend) {
 	t.Run("Surfaces", func(t *testing.T) { testSurfaces(t, b) })
 	t.Run("Failures", func(t *testing.T) { testFailures(t, b) })
 	t.Run("Kernels", func(t *testing.T) { testKernels(t, b) })
+	t.Run("Refusals", func(t *testing.T) { testRefusals(t, b) })
 	t.Run("Bindings", func(t *testing.T) { testBindings(t, b) })
 }
 
@@ -52,16 +54,33 @@ func program(ins []tin, body string, outs ...string) string {
 	return b.String()
 }
 
-// compile parses src and compiles it on b.
+// compile parses src and compiles it on b (see compileCase).
 func compile(t testing.TB, b ane.Backend, src string, w mil.Weights) ane.Kernel {
 	t.Helper()
 	p, err := mil.Parse("test.mil", []byte(src))
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, src)
 	}
+	return compileCase(t, b, p, w)
+}
+
+// compileCase compiles one case's program on b. A program the ANE refuses (ane.Eligible) belongs to
+// the emulator-only part of the suite: on a backend that is not relaxed, compileCase checks that Compile
+// refuses it with the eligibility error, then skips the rest of the case; on a relaxed emulator the case
+// runs. Every other program is in the hardware-eligible part and must compile on every backend.
+func compileCase(t testing.TB, b ane.Backend, p *mil.Program, w mil.Weights) ane.Kernel {
+	t.Helper()
+	if v := ane.Eligible(p); v.Support() == ane.Refused && !relaxed(b) {
+		_, err := b.Compile(p, w)
+		var ie *ane.IneligibleError
+		if !errors.As(err, &ie) {
+			t.Fatalf("compile of a program the ANE refuses: got %v, want an *ane.IneligibleError\n%s", err, mil.Print(p))
+		}
+		t.Skipf("emulator-only (refused as the ANE refuses it: %s); a relaxed emulator runs it", v.With(ane.Refused)[0])
+	}
 	k, err := b.Compile(p, w)
 	if err != nil {
-		t.Fatalf("compile: %v\n%s", err, src)
+		t.Fatalf("compile: %v\n%s", err, mil.Print(p))
 	}
 	t.Cleanup(func() { k.Close() })
 	return k

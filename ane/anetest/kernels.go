@@ -14,7 +14,7 @@ import (
 // row-major []float64; an activation is [channels, Seq] (element (c, t) at c*Seq + t), a weight [out, in].
 
 // kcfg is the size the kernels are checked at: 2 heads of 16, FFN width 64, 16 positions.
-var kcfg = refkernels.Config{Dim: 32, Hidden: 64, Heads: 2, Seq: 16}
+var kcfg = refkernels.Config{Dim: 32, Hidden: 64, Heads: 2, Seq: 32}
 
 type mat struct {
 	r, c int
@@ -276,11 +276,7 @@ func testKernels(t *testing.T, b ane.Backend) {
 // relative error: a few fp16 roundings per element, while a wrong formula is off by the order of the
 // values themselves.
 func runKernelCase(t *testing.T, b ane.Backend, kc kernelCase) {
-	k, err := b.Compile(kc.k.Program, kc.k.Weights)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	k := compileCase(t, b, kc.k.Program, kc.k.Weights)
 	if len(k.Inputs()) != 1 || len(k.Outputs()) != 1 {
 		t.Fatalf("%d inputs, %d outputs; want 1 and 1", len(k.Inputs()), len(k.Outputs()))
 	}
@@ -288,6 +284,7 @@ func runKernelCase(t *testing.T, b ane.Backend, kc kernelCase) {
 	if in.Channels() != kc.k.In.Channels || in.Spatial() != kc.k.In.Spatial {
 		t.Fatalf("input surface %d x %d, layout says %d x %d", in.Channels(), in.Spatial(), kc.k.In.Channels, kc.k.In.Spatial)
 	}
+	var err error
 	for _, seg := range kc.k.In.Segments {
 		m, ok := kc.in[seg.Name]
 		if !ok {

@@ -60,14 +60,7 @@ func opCases(rng *rand.Rand) []opCase {
 	bet := uniform(rng, 6, -0.5, 0.5)
 	f64 := func(x []float32) []float64 { return f64s(x) }
 
-	return []opCase{
-		bin("add", func(a, b float64) float64 { return a + b }, -2, 2),
-		bin("sub", func(a, b float64) float64 { return a - b }, -2, 2),
-		bin("mul", func(a, b float64) float64 { return a * b }, -2, 2),
-		bin("real_div", func(a, b float64) float64 { return a / b }, 0.5, 2),
-		bin("pow", math.Pow, 0.5, 2),
-		bin("maximum", math.Max, -2, 2),
-		bin("minimum", math.Min, -2, 2),
+	cases := []opCase{
 		{op: "pow", name: "pow_scalar_rms", ins: []tin{fp16In("x", 1, 1, 1, 16)}, lo: 0.01, hi: 4,
 			body: `fp16 e = const()[name=string("e"), val=fp16(-0.5)];
 				tensor<fp16, [1, 1, 1, 16]> out = pow(x=x, y=e)[name=string("out")];`,
@@ -302,12 +295,31 @@ func opCases(rng *rand.Rand) []opCase {
 			body: `tensor<fp16, [3, 4]> out = squeeze(x=x)[name=string("out")];`,
 			ref:  func(in [][]float64) []float64 { return in[0] }},
 	}
+	for _, o := range binaryOps {
+		cases = append(cases, bin(o.op, o.f, o.lo, o.hi))
+	}
+	return cases
+}
+
+// binaryOps are the elementwise binary ops with their float64 definitions and input ranges.
+var binaryOps = []struct {
+	op     string
+	f      func(a, b float64) float64
+	lo, hi float64
+}{
+	{"add", func(a, b float64) float64 { return a + b }, -2, 2},
+	{"sub", func(a, b float64) float64 { return a - b }, -2, 2},
+	{"mul", func(a, b float64) float64 { return a * b }, -2, 2},
+	{"real_div", func(a, b float64) float64 { return a / b }, 0.5, 2},
+	{"pow", math.Pow, 0.5, 2},
+	{"maximum", math.Max, -2, 2},
+	{"minimum", math.Min, -2, 2},
 }
 
 // testOps runs every case and checks that every op of the table has one.
 func testOps(t *testing.T, b ane.Backend) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	cases := opCases(rng)
+	cases := append(opCases(rng), hardwareOpCases()...)
 	covered := map[string]bool{"const": true}
 	for _, c := range cases {
 		covered[c.op] = true

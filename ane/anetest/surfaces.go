@@ -303,9 +303,16 @@ func testFailures(t *testing.T, b ane.Backend) {
 	})
 }
 
-// fp32Mode reports whether b says it runs without fp16 rounding (the emulator's ane.FP32 mode). Backends
-// that do not say are taken to round like the ANE.
+// fp32Mode reports whether b says it runs without fp16 rounding (the emulator's FP32 numerics).
+// Backends that do not say are taken to round like the ANE.
 func fp32Mode(b ane.Backend) bool {
-	o, ok := b.(interface{ Options() ane.Options })
-	return ok && o.Options().Numerics == ane.FP32
+	o, ok := b.(interface{ FP32() bool })
+	return ok && o.FP32()
+}
+
+// relaxed reports whether b says it lets programs through that the ANE refuses (the emulator's relaxed
+// mode). Backends that do not say are taken to refuse them.
+func relaxed(b ane.Backend) bool {
+	o, ok := b.(interface{ Relaxed() bool })
+	return ok && o.Relaxed()
 }

@@ -27,7 +27,7 @@ func TestBothRegistered(t *testing.T) {
 		t.Errorf("ane is available on %s", runtime.GOOS)
 	}
 	if runtime.GOOS != "darwin" {
-		b, err := ane.Open("auto", ane.Options{})
+		b, err := ane.Open("auto", ane.Settings{})
 		if err != nil || b.Name() != "emulator" {
 			t.Errorf("auto on %s: %v, %v; want the emulator", runtime.GOOS, b, err)
 		}

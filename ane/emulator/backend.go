@@ -17,13 +17,13 @@ func init() {
 		Name:     "emulator",
 		Summary:  "runs MIL programs on the CPU with the ANE's fp16 numerics (sgemm through the cpu package's BLAS)",
 		Priority: Priority,
-		Open:     func(o ane.Options) (ane.Backend, error) { return New(o), nil },
+		Open:     func(s ane.Settings) (ane.Backend, error) { return New(OptionsFrom(s)), nil },
 	})
 }
 
 // Backend is the CPU emulator of the Apple Neural Engine.
 type Backend struct {
-	opts     ane.Options  // numerics and checks for every kernel it compiles
+	opts     Options      // numerics, checks and relaxed mode for every kernel it compiles
 	compiles atomic.Int64 // Compile calls so far
 	ar       *arena       // scratch shared by its kernels, and buffers of closed kernels for the next compiles
 }
@@ -31,7 +31,7 @@ type Backend struct {
 var _ ane.Backend = (*Backend)(nil)
 
 // New returns an emulator backend with the given options.
-func New(opts ane.Options) *Backend {
+func New(opts Options) *Backend {
 	return &Backend{opts: opts, ar: newArena()}
 }
 
@@ -39,7 +39,7 @@ func New(opts ane.Options) *Backend {
 func (b *Backend) Name() string { return "emulator" }
 
 // Options are the options the backend was opened with.
-func (b *Backend) Options() ane.Options { return b.opts }
+func (b *Backend) Options() Options { return b.opts }
 
 // Compiles is the number of Compile calls on this backend, successful or not.
 func (b *Backend) Compiles() int { return int(b.compiles.Load()) }
@@ -49,7 +49,9 @@ func (b *Backend) Compiles() int { return int(b.compiles.Load()) }
 // reach, which makes it the fair denominator for utilisation figures on the CPU.
 func (b *Backend) PeakFLOPS() float64 { return cpu.PeakFLOPS() }
 
-// Compile checks p, resolves its shapes, decodes its constant weights once, orders its ops and
+// Compile checks p, then, unless the backend is relaxed, refuses it as the ANE backend does when it
+// breaks a rule the hardware is known to have (ane.Eligible, the same message), so that what runs here
+// runs on the ANE. It resolves p's shapes, decodes its constant weights once, orders its ops and
 // preallocates every intermediate buffer, sharing them with the backend's other kernels (scratch.go)
 // and reusing those of kernels closed since the last Eval (recycle.go). Its kernel's Eval allocates
 // nothing; the Evals of one backend's kernels take turns.
@@ -60,6 +62,11 @@ func (b *Backend) Compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	}
 	if err := mil.Check(p); err != nil {
 		return nil, fmt.Errorf("emulator: compile: %w", err)
+	}
+	if !b.opts.Relaxed {
+		if err := ane.Eligible(p).Err(); err != nil {
+			return nil, fmt.Errorf("emulator: compile: %w", err)
+		}
 	}
 	var fn *mil.Func
 	for _, f := range p.Funcs {

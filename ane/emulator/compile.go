@@ -30,7 +30,7 @@ type rounder struct {
 type compiler struct {
 	fn    *mil.Func          // main
 	w     mil.Weights        // weight files
-	opts  ane.Options        // numerics
+	opts  Options            // numerics
 	env   map[string]*tensor // every value defined so far
 	steps []step             // in program order
 	// concatParts maps the result of a concat that lays its values end to end (one block each) to
@@ -54,6 +54,16 @@ func opErr(op *mil.Op, format string, args ...any) error {
 		name = op.Results[0].Name
 	}
 	return fmt.Errorf("%s: %s %q: %s", op.Pos, op.Kind, name, fmt.Sprintf(format, args...))
+}
+
+// unsupported is the error of an op the emulator has no implementation of; it wraps
+// ane.ErrUnsupportedOp.
+func unsupported(op *mil.Op) error {
+	name := ""
+	if len(op.Results) > 0 && op.Results[0] != nil {
+		name = op.Results[0].Name
+	}
+	return fmt.Errorf("%s: %s %q: the emulator has no implementation of %s: %w", op.Pos, op.Kind, name, op.Kind, ane.ErrUnsupportedOp)
 }
 
 // operand returns the tensor an operand names, making a constant tensor for a literal.
@@ -337,7 +347,7 @@ func (c *compiler) add(s step) {
 }
 
 // rounds reports whether results of type t are rounded to fp16: FP16 numerics and an fp16 dtype.
-func (c *compiler) rounds(t *tensor) bool { return c.opts.Numerics == ane.FP16 && isFloat16(t.dtype) }
+func (c *compiler) rounds(t *tensor) bool { return c.opts.Numerics == FP16 && isFloat16(t.dtype) }
 
 // isFloatStep reports whether a step's rounding can matter: aliasing steps hold input values already.
 func isFloatStep(s step) bool { return s.run != nil }

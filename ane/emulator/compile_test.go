@@ -68,7 +68,7 @@ func TestCloseDropsBuffers(t *testing.T) {
     } -> (out);
 }
 `
-	k := compileText(t, ane.Options{}, src)
+	k := compileText(t, Options{}, src)
 	got := run(t, k, []float32{0, 0, 0, 0, 0, 0, 0, 0})[0]
 	if err := k.Close(); err != nil {
 		t.Fatal(err)

@@ -1,8 +1,14 @@
 // Package emulator runs MIL programs on the CPU with the Apple Neural Engine's fp16 numerics, so that
 // everything anestar does works, and can be tested, where no ANE exists. It registers itself with the
-// ane registry as "emulator", below the real ANE, so that "auto" prefers the hardware.
+// ane registry as "emulator", below the real ANE, so that "auto" prefers the hardware. An op the emulator
+// has no implementation of fails to compile with an error wrapping ane.ErrUnsupportedOp.
 //
-// Backend.Compile type-checks a program (mil.Check), resolves every shape, decodes the const weights
+// Options (options.go) are the emulator's own: its Numerics, CheckNumerics and Relaxed; OptionsFrom maps
+// a command line's ane.Settings onto them. Backend.Compile type-checks a program (mil.Check) and, unless
+// the backend is relaxed, refuses it as the ANE backend does when it breaks a rule the hardware is known
+// to have (ane.Eligible), with the same message: what runs here runs on the ANE. Relaxed mode lets such
+// programs through (fp32 arithmetic, the ops the ANE refuses, I/O of any rank and width) for experiments
+// and the conformance suite's emulator-only part. Compile then resolves every shape, decodes the const weights
 // once (fp16 consts become float32 holding fp16 values), orders the ops and preallocates every
 // intermediate buffer. The resulting Kernel holds a list of steps, one per op, each a closure over its
 // buffers; Eval copies the input surfaces into their buffers, runs the steps, and copies the results to
@@ -43,14 +49,14 @@
 // or with its operands transposed, in another order than the whole product (OpenBLAS's kernels differ by
 // CPU model; gonum blocks by shape), so a fused chain and the separate ops can differ in the last bit.
 //
-// Numerics (ane.Options.Numerics):
+// Numerics (Options.Numerics):
 //
 //   - FP16 (the default) follows the ANE: every op's result is rounded to fp16, round half to even,
 //     unless the program declares it fp32; conv, matmul and linear multiply fp16 values, accumulate in
 //     float32 and round once; overflow gives ±inf, never saturation; cast to fp16 rounds exactly.
 //   - FP32 rounds nothing (values are float32 throughout), for gradient checks and speed comparisons.
 //
-// With ane.Options.CheckNumerics, Eval stops at the first op whose result holds inf or NaN and reports
+// With Options.CheckNumerics, Eval stops at the first op whose result holds inf or NaN and reports
 // its result name, op kind, MIL line and the eval count — the diagnosis the real ANE never gives.
 //
 // Speed: 1x1 convs, linear and single matmuls go through cpu.Sgemm, whatever BLAS the cpu package

@@ -11,12 +11,15 @@ import (
 	"github.com/anestar/anestar/mil"
 )
 
-func compileText(t testing.TB, opts ane.Options, src string) *Kernel {
+// compileText compiles MIL text in relaxed mode: these tests are of the emulator's numerics, on
+// programs the ANE need not accept (its rules are tested in eligible_test.go).
+func compileText(t testing.TB, opts Options, src string) *Kernel {
 	t.Helper()
 	p, err := mil.Parse("t.mil", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts.Relaxed = true
 	k, err := New(opts).Compile(p, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -61,11 +64,11 @@ func TestRoundingPerOp(t *testing.T) {
 }
 `
 	in := []float32{2048, 1}
-	got16 := run(t, compileText(t, ane.Options{Numerics: ane.FP16}, src), in)[0]
+	got16 := run(t, compileText(t, Options{Numerics: FP16}, src), in)[0]
 	if got16[0] != 2048+float32(0.0001) || got16[1] != 2+float32(0.0001) {
 		t.Errorf("FP16 mode: got %v, want [2048.0001 2.0001]", got16)
 	}
-	got32 := run(t, compileText(t, ane.Options{Numerics: ane.FP32}, src), in)[0]
+	got32 := run(t, compileText(t, Options{Numerics: FP32}, src), in)[0]
 	if got32[0] != 2049+float32(0.0001) {
 		t.Errorf("FP32 mode: got %v, want 2049.0001", got32)
 	}
@@ -90,7 +93,7 @@ func TestMatmulRoundsOnce(t *testing.T) {
 			x[i] = 1.0 / 4096
 		}
 	}
-	got := run(t, compileText(t, ane.Options{}, src), x, y)[0][0]
+	got := run(t, compileText(t, Options{}, src), x, y)[0][0]
 	if got != 1+1.0/256 {
 		t.Errorf("matmul = %v, want %v", got, 1+1.0/256)
 	}
@@ -107,12 +110,12 @@ func TestOverflowAndCheckNumerics(t *testing.T) {
     } -> (out);
 }
 `
-	k := compileText(t, ane.Options{}, src)
+	k := compileText(t, Options{}, src)
 	got := run(t, k, []float32{300, 2})[0]
 	if !math.IsNaN(float64(got[0])) || got[1] != 0 {
 		t.Errorf("inf - inf: got %v, want [NaN 0]", got)
 	}
-	kc := compileText(t, ane.Options{CheckNumerics: true}, src)
+	kc := compileText(t, Options{CheckNumerics: true}, src)
 	run(t, kc, []float32{1, 2})
 	if err := kc.Inputs()[0].WriteChannels(0, 1, []float32{300, 2}); err != nil {
 		t.Fatal(err)
@@ -127,7 +130,7 @@ func TestOverflowAndCheckNumerics(t *testing.T) {
 		}
 	}
 	// In FP32 mode 300^2 is finite, 300^3 = 2.7e7 too: no error.
-	k32 := compileText(t, ane.Options{Numerics: ane.FP32, CheckNumerics: true}, src)
+	k32 := compileText(t, Options{Numerics: FP32, CheckNumerics: true}, src)
 	if got := run(t, k32, []float32{300, 2})[0]; got[0] != 0 {
 		t.Errorf("FP32 mode: got %v, want 0", got)
 	}
@@ -173,7 +176,7 @@ func TestEvalAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kk, err := New(ane.Options{CheckNumerics: true}).Compile(p, mil.Weights{"@model_path/weights/w.bin": bw.Bytes()})
+	kk, err := New(Options{Relaxed: true, CheckNumerics: true}).Compile(p, mil.Weights{"@model_path/weights/w.bin": bw.Bytes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +227,7 @@ func TestAliasing(t *testing.T) {
     } -> (r, out);
 }
 `
-	k := compileText(t, ane.Options{}, src)
+	k := compileText(t, Options{}, src)
 	var y *tensor
 	for _, s := range k.steps {
 		if s.result == "y" {
@@ -252,11 +255,11 @@ func boolInt(b bool) int {
 }
 
 func TestRegistry(t *testing.T) {
-	b, err := ane.Open("emulator", ane.Options{Numerics: ane.FP32})
+	b, err := ane.Open("emulator", ane.Settings{FP32: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Name() != "emulator" || b.(*Backend).Options().Numerics != ane.FP32 {
+	if b.Name() != "emulator" || b.(*Backend).Options().Numerics != FP32 {
 		t.Errorf("Open(emulator) gave %s with %+v", b.Name(), b.(*Backend).Options())
 	}
 	if p := b.PeakFLOPS(); !(p > 1e8) {

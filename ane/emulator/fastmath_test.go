@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/cpu"
 )
 
@@ -118,7 +117,7 @@ func TestUnaryExpOpsMatchScalar(t *testing.T) {
 		x[i] = float32(rng.Float64()*220 - 110)
 	}
 	x[0], x[1], x[2] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
-	outs := run(t, compileText(t, ane.Options{Numerics: ane.FP32}, src), x)
+	outs := run(t, compileText(t, Options{Numerics: FP32}, src), x)
 	for i, v := range x {
 		for j, want := range []float32{exp32(v), sigmoid32(v), v * sigmoid32(v)} {
 			got := outs[j][i]

@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -84,7 +83,7 @@ func resultShape(op *mil.Op) []int {
 
 // roundsOp reports whether the result of op is rounded to fp16 under c's numerics.
 func (c *compiler) roundsOp(op *mil.Op) bool {
-	return c.opts.Numerics == ane.FP16 && isFloat16(op.Results[0].Type.DType)
+	return c.opts.Numerics == FP16 && isFloat16(op.Results[0].Type.DType)
 }
 
 // findFusions returns the chains of fn that fuse, keyed by the index of their last op, and the set of

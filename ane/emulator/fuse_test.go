@@ -14,7 +14,7 @@ import (
 )
 
 // compileBoth compiles a reference kernel with op fusion and without.
-func compileBoth(t *testing.T, rk *refkernels.Kernel, opts ane.Options) (fused, plain *Kernel) {
+func compileBoth(t *testing.T, rk *refkernels.Kernel, opts Options) (fused, plain *Kernel) {
 	t.Helper()
 	if err := mil.Check(rk.Program); err != nil {
 		t.Fatal(err)
@@ -113,8 +113,8 @@ var fuseConfigs = []refkernels.Config{
 
 var numerics = []struct {
 	name string
-	n    ane.Numerics
-}{{"fp16", ane.FP16}, {"fp32", ane.FP32}}
+	n    Numerics
+}{{"fp16", FP16}, {"fp32", FP32}}
 
 // The fused causal attention and softmax gradient give the separate ops' bits on the attention kernels of
 // the reference layer, at several sizes, in both numeric modes, and the chains are found.
@@ -143,7 +143,7 @@ func TestFusedKernelsExact(t *testing.T) {
 			}
 			for _, mode := range numerics {
 				name := fmt.Sprintf("%s/%+v/%s", rk.Name, c, mode.name)
-				fused, plain := compileBoth(t, rk, ane.Options{Numerics: mode.n})
+				fused, plain := compileBoth(t, rk, Options{Numerics: mode.n})
 				if len(fused.steps) >= len(plain.steps) {
 					t.Errorf("%s: %d steps fused, %d separate: no chain was fused", name, len(fused.steps), len(plain.steps))
 				}
@@ -169,7 +169,7 @@ func TestFusedAttentionFallbackRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range numerics {
-		fused, plain := compileBoth(t, rk, ane.Options{Numerics: mode.n})
+		fused, plain := compileBoth(t, rk, Options{Numerics: mode.n})
 		rng := rand.New(rand.NewPCG(9, 10))
 		x := randInput(rng, 4*d*s, 0.5)
 		q := func(ch, pos int) *float32 { return &x[ch*s+pos] }
@@ -192,10 +192,10 @@ func TestFusedAttentionFallbackRows(t *testing.T) {
 		sameBits(t, mode.name, evalOne(t, fused, x), want)
 		// The case the fallback exists for: a masked entry whose probability is not 0.
 		p := want[(d+2)*s+s-1] // probs of head 0, query 2, key s-1
-		if mode.n == ane.FP32 && !(p > 0) {
+		if mode.n == FP32 && !(p > 0) {
 			t.Errorf("fp32: masked probability %v, want > 0 (the test input no longer exercises the fallback)", p)
 		}
-		if mode.n == ane.FP16 && p == p {
+		if mode.n == FP16 && p == p {
 			t.Errorf("fp16: masked probability %v, want NaN (the score overflows)", p)
 		}
 	}
@@ -220,7 +220,7 @@ func TestFusedEvalAllocatesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, _ := compileBoth(t, rk, ane.Options{})
+		k, _ := compileBoth(t, rk, Options{})
 		in := k.Inputs()[0]
 		evalOne(t, k, randInput(rand.New(rand.NewPCG(1, 1)), in.Channels()*in.Spatial(), 1))
 		ctx := context.Background()

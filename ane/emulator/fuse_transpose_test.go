@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/internal/refkernels"
 	"github.com/anestar/anestar/mil"
 )
@@ -52,8 +51,8 @@ func TestFoldedTransposesExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, mode := range []struct {
 		dt string
-		n  ane.Numerics
-	}{{"fp16", ane.FP16}, {"fp32", ane.FP32}} {
+		n  Numerics
+	}{{"fp16", FP16}, {"fp32", FP32}} {
 		p, err := mil.Parse("t.mil", []byte(fmt.Sprintf(src, mode.dt)))
 		if err != nil {
 			t.Fatal(err)
@@ -61,7 +60,7 @@ func TestFoldedTransposesExact(t *testing.T) {
 		if err := mil.Check(p); err != nil {
 			t.Fatal(err)
 		}
-		opts := ane.Options{Numerics: mode.n}
+		opts := Options{Numerics: mode.n}
 		fused, err := compileWith(p.Funcs[0], nil, opts, true)
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +108,7 @@ func TestAttentionTransposesFolded(t *testing.T) {
 		}
 		for _, mode := range numerics {
 			name := rk.Name + "/" + mode.name
-			fused, plain := compileBoth(t, rk, ane.Options{Numerics: mode.n})
+			fused, plain := compileBoth(t, rk, Options{Numerics: mode.n})
 			if n := copies(fused); n != 0 || copies(plain) == 0 {
 				t.Errorf("%s: %d transposes copied fused, %d separate; want 0 fused", name, n, copies(plain))
 			}

@@ -20,7 +20,7 @@ type Kernel struct {
 	outT    []*tensor   // the output values, written to a binding's outputs after each Eval
 	outSegs [][]ioPiece // per output, the buffers its transfer writes (an output concat's parts)
 	steps   []step      // the ops, in order
-	fp16    bool        // round results to fp16 (ane.FP16)
+	fp16    bool        // round results to fp16 (FP16)
 	check   bool        // report the first result holding inf or NaN
 	flops   float64     // floating-point operations per eval
 	ar      *arena      // the backend's shared scratch and lock
@@ -32,17 +32,17 @@ type Kernel struct {
 var _ ane.Kernel = (*Kernel)(nil)
 
 // compileFunc builds the kernel of main function fn with buffers from arena ar.
-func compileFunc(fn *mil.Func, w mil.Weights, opts ane.Options, ar *arena) (*Kernel, error) {
+func compileFunc(fn *mil.Func, w mil.Weights, opts Options, ar *arena) (*Kernel, error) {
 	return compileIn(fn, w, opts, true, ar)
 }
 
 // compileWith is compileFunc with an arena of its own, with op chains fused into single steps or not.
-func compileWith(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool) (*Kernel, error) {
+func compileWith(fn *mil.Func, w mil.Weights, opts Options, fuse bool) (*Kernel, error) {
 	return compileIn(fn, w, opts, fuse, newArena())
 }
 
 // compileIn is compileWith with buffers from ar. On failure the buffers it took go back.
-func compileIn(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool, ar *arena) (*Kernel, error) {
+func compileIn(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena) (*Kernel, error) {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
 	c := &compiler{fn: fn, w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{},
@@ -65,7 +65,7 @@ func compileIn(fn *mil.Func, w mil.Weights, opts ane.Options, fuse bool, ar *are
 // kernel compiles c.fn.
 func (c *compiler) kernel() (*Kernel, error) {
 	fn := c.fn
-	k := &Kernel{fp16: c.opts.Numerics == ane.FP16, check: c.opts.CheckNumerics, ar: c.ar}
+	k := &Kernel{fp16: c.opts.Numerics == FP16, check: c.opts.CheckNumerics, ar: c.ar}
 	k.Binding.k = k
 	for _, in := range fn.Inputs {
 		if in == nil {
@@ -107,7 +107,7 @@ func (c *compiler) kernel() (*Kernel, error) {
 			build, ok = func(c *compiler, _ *mil.Op) (step, error) { return f.build(c) }, true
 		}
 		if !ok {
-			return nil, opErr(op, "op %s is not supported by the emulator", op.Kind)
+			return nil, unsupported(op)
 		}
 		s, err := build(c, op)
 		if err != nil {

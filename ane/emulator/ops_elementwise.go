@@ -370,7 +370,7 @@ func unaryOp(c *compiler, op *mil.Op) (step, error) {
 		}
 		cost = 8
 	default:
-		return step{}, opErr(op, "op %s is not supported by the emulator", op.Kind)
+		return step{}, unsupported(op)
 	}
 	xd, od := x.data, out.data
 	rnd := c.rounds(out)

@@ -3,8 +3,6 @@ package emulator
 import (
 	"testing"
 	"unsafe"
-
-	"github.com/anestar/anestar/ane"
 )
 
 // A chain of ops reuses the buffers of values already read, the answers stay right, and an output
@@ -45,8 +43,8 @@ func TestPlanReuseAndConcatOutput(t *testing.T) {
 		want[i] = c * c
 		want[6+i] = v
 	}
-	for _, mode := range []ane.Numerics{ane.FP16, ane.FP32} {
-		k := compileText(t, ane.Options{Numerics: mode}, src)
+	for _, mode := range []Numerics{FP16, FP32} {
+		k := compileText(t, Options{Numerics: mode}, src)
 		for _, s := range k.steps {
 			if s.op.Kind == "concat" {
 				t.Errorf("mode %v: the output concat still runs", mode)
@@ -62,7 +60,7 @@ func TestPlanReuseAndConcatOutput(t *testing.T) {
 			t.Errorf("mode %v: c does not reuse a's buffer (a is read only by b)", mode)
 		}
 		got := run(t, k, in)[0]
-		k2 := compileText(t, ane.Options{Numerics: mode}, used)
+		k2 := compileText(t, Options{Numerics: mode}, used)
 		outs := run(t, k2, in)
 		for i := range want {
 			if got[i] != want[i] || outs[0][i] != want[i] || outs[1][i] != want[i] {

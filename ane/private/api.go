@@ -30,6 +30,7 @@ const (
 	selUnloadWithQoS    = "unloadWithQoS:error:"
 	selRequestWith      = "requestWithInputs:inputIndices:outputs:outputIndices:weightsBuffer:perfStats:procedureIndex:"
 	selObjectWithSurf   = "objectWithIOSurface:"
+	selModelAttrs       = "modelAttributes"
 )
 
 // apiMethod is one private method and the class that must implement it.
@@ -47,6 +48,7 @@ var privateAPI = []apiMethod{
 	{classModel, selHexIdentifier, false, 0},
 	{classModel, selCompileWithQoS, false, 3},
 	{classModel, selLoadWithQoS, false, 3},
+	{classModel, selModelAttrs, false, 0},
 	{classIOSurface, selObjectWithSurf, true, 1},
 	{classRequest, selRequestWith, true, 7},
 	{classModel, selEvaluateWithQoS, false, 4},

@@ -29,9 +29,10 @@ func Probe() error {
 	return err
 }
 
-// Open returns a Backend, or Probe's error. The options configure the emulator's numerics and are
-// ignored here: the ANE computes with its own fp16 arithmetic.
-func Open(ane.Options) (*Backend, error) {
+// Open returns a Backend, or Probe's error. The ANE backend has no options: it computes with the
+// hardware's own fp16 arithmetic and runs only programs that pass ane.Eligible (the registry's Open
+// refuses the emulator's settings with a message).
+func Open() (*Backend, error) {
 	drv, err := loadDriver()
 	if err != nil {
 		return nil, err

@@ -32,8 +32,8 @@ func TestBindSequence(t *testing.T) {
 		}
 		bs = append(bs, b.(*Binding))
 	}
-	want := []string{"surface 64 bytes", "surface 24 bytes", "surface 64 bytes", "newRequest 2 in 1 out",
-		"surface 64 bytes", "surface 24 bytes", "surface 64 bytes", "newRequest 2 in 1 out"}
+	want := []string{"surface 256 bytes", "surface 384 bytes", "surface 256 bytes", "newRequest 2 in 1 out",
+		"surface 256 bytes", "surface 384 bytes", "surface 256 bytes", "newRequest 2 in 1 out"}
 	if !reflect.DeepEqual(d.log, want) {
 		t.Errorf("Bind calls:\n got %q\nwant %q", d.log, want)
 	}

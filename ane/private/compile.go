@@ -3,23 +3,33 @@ package private
 import (
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/mil"
 )
 
 // compile turns p into a loaded kernel through drv. It first type-checks p and its weights (mil.Check,
-// mil.CheckWeights) and sizes its surfaces, so that a bad program fails with a message naming the place
+// mil.CheckWeights), refuses it when it breaks a rule the hardware is known to have (ane.Eligible), and
+// sizes its surfaces, so that a bad program fails with a message naming the place
 // before anything reaches the framework. Every call counts as a compile, as on every backend: the count
-// can only overestimate what the framework has compiled, which errs on the safe side of its limit. Then it follows the reference's sequence: build the in-memory model from the MIL
-// text and weights, stage the text and weight files in the model's directory, compile, load, then create
-// the kernel's first binding: one surface per input and output and the request over them (newBinding).
-// Whatever was created is released again when a later step fails.
+// can only overestimate what the framework has compiled, which errs on the safe side of its limit. Then
+// it follows the reference's sequence: build the in-memory model from the MIL text (with the reference
+// buildInfo when the program has none) and weights, stage the text and weight files in the model's
+// directory, compile, load (once more after 100 ms if the first load fails, as maderix/ANE
+// bridge/ane_bridge.m does), read the loaded model's ports and bind them to the program's inputs and
+// outputs by name (ports.go), then create the kernel's first binding: one surface per input and output
+// and the request over them, in the ports' order (newBinding). Whatever was created is released again
+// when a later step fails.
 func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	n := compiles.Add(1)
 	if p == nil {
 		return nil, fmt.Errorf("ane compile: nil program")
 	}
 	if err := mil.Check(p); err != nil {
+		return nil, fmt.Errorf("ane compile: %w", err)
+	}
+	if err := ane.Eligible(p).Err(); err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
 	}
 	inputs, outputs, err := ioSpecs(p)
@@ -36,7 +46,7 @@ func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	if err := mil.CheckWeights(p, w); err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
 	}
-	text := []byte(mil.Print(p))
+	text := []byte(mil.Print(mil.WithBuildInfo(p)))
 
 	// Undo, in reverse order, what has been set up, if a step fails.
 	var undo []func()
@@ -67,18 +77,39 @@ func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	if err := m.compile(); err != nil {
 		return nil, fmt.Errorf("ane compile: %w%s", err, budgetHint(n))
 	}
-	if err := m.load(); err != nil {
+	if err := load(m); err != nil {
 		return nil, fmt.Errorf("ane load: %w%s", err, budgetHint(n))
 	}
 	undo = append(undo, func() { m.unload() })
 
-	first, err := newBinding(drv, m, inputs, outputs)
+	ports, err := readPorts(m, inputs, outputs)
+	if err != nil {
+		return nil, fmt.Errorf("ane load: %w", err)
+	}
+	first, err := newBinding(drv, m, inputs, outputs, ports)
 	if err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
 	}
-	k := &Kernel{Binding: *first, drv: drv, m: m, inSpecs: inputs, outSpecs: outputs, dir: dir}
+	k := &Kernel{Binding: *first, drv: drv, m: m, inSpecs: inputs, outSpecs: outputs, ports: ports, dir: dir}
 	k.Binding.k = k
 	return k, nil
+}
+
+// loadRetryDelay is how long load waits before its one retry: maderix/ANE bridge/ane_bridge.m retries
+// loadWithQoS: once after 100 ms, for the ANE to reclaim a slot.
+var loadRetryDelay = 100 * time.Millisecond
+
+// load loads m, once more after loadRetryDelay if the first attempt fails.
+func load(m model) error {
+	err := m.load()
+	if err == nil {
+		return nil
+	}
+	time.Sleep(loadRetryDelay)
+	if err2 := m.load(); err2 != nil {
+		return fmt.Errorf("%w (and again after %v)", err2, loadRetryDelay)
+	}
+	return nil
 }
 
 // errNoDriver is what Compile returns on a Backend that was not opened through Open.

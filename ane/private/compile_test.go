@@ -15,7 +15,7 @@ import (
 )
 
 func testWeights() mil.Weights {
-	vals := make([]uint16, 32)
+	vals := make([]uint16, 128)
 	for i := range vals {
 		vals[i] = fp16Int(i)
 	}
@@ -36,13 +36,17 @@ func TestCompileSequence(t *testing.T) {
 	if got := b.Compiles() - before; got != 1 {
 		t.Errorf("Compiles rose by %d, want 1", got)
 	}
-	want := []string{"newModel 1 files", "compile", "load",
-		"surface 64 bytes", "surface 24 bytes", "surface 64 bytes", "newRequest 2 in 1 out"}
+	want := []string{"newModel 1 files", "compile", "load", "ports",
+		"surface 256 bytes", "surface 384 bytes", "surface 256 bytes", "newRequest 2 in 1 out"}
 	if !reflect.DeepEqual(d.log, want) {
 		t.Errorf("calls:\n got %q\nwant %q", d.log, want)
 	}
-	if d.staged != mil.Print(p) || d.models[0].text != mil.Print(p) {
-		t.Errorf("model.mil and the text given to the framework differ from mil.Print")
+	// The program has no buildInfo: the backend adds the reference's, on one line.
+	if d.staged != mil.Print(mil.WithBuildInfo(p)) || d.models[0].text != d.staged {
+		t.Errorf("model.mil and the text given to the framework differ from mil.Print with buildInfo")
+	}
+	if lines := strings.Split(d.staged, "\n"); !strings.HasPrefix(lines[1], `[buildInfo = dict<string, string>({{"coremlc-component-MIL", "3510.2.1"}, `) {
+		t.Errorf("second line of the staged text: %q", lines[1])
 	}
 	dir := filepath.Join(d.tmp, d.hex)
 	got, err := os.ReadFile(filepath.Join(dir, "weights", "w.bin"))
@@ -55,7 +59,7 @@ func TestCompileSequence(t *testing.T) {
 	for _, s := range append(k.Inputs(), k.Outputs()...) {
 		names = append(names, s.Name()+":"+s.Type().String())
 	}
-	wantNames := []string{"x:tensor<fp16, [1, 4, 1, 8]>", "s:tensor<fp32, [1, 2, 1, 3]>", "y:tensor<fp16, [1, 4, 1, 8]>"}
+	wantNames := []string{"x:tensor<fp16, [1, 4, 1, 32]>", "s:tensor<fp32, [1, 3, 1, 32]>", "y:tensor<fp16, [1, 4, 1, 32]>"}
 	if !reflect.DeepEqual(names, wantNames) {
 		t.Errorf("surfaces %q, want %q", names, wantNames)
 	}
@@ -194,7 +198,7 @@ func TestCompileRejectsBeforeTheDevice(t *testing.T) {
 		{"nil program", nil, nil, "nil program"},
 		{"no main", noMain, testWeights(), `"main"`},
 		{"undefined output", badOut, testWeights(), `"nope"`},
-		{"int input", intIn, testWeights(), `input "s": dtype int32`},
+		{"int input", intIn, testWeights(), "input `s` has rank 2 (tensor<int32, [1, 2]>): the ANE's I/O are rank-4"},
 		{"missing blob", testProgram(), mil.Weights{}, `op "w" (const) in func main: BLOBFILE path "@model_path/weights/w.bin" has no weight file`},
 		{"escaping weight", testProgram(), mil.Weights{"@model_path/weights/w.bin": nil, "@model_path/../x": nil}, "leaves the model directory"},
 	}

@@ -21,8 +21,11 @@ type model interface {
 	compile() error
 	// load runs loadWithQoS:options:error:.
 	load() error
+	// ports reads the loaded model's inputs and outputs, in the model's order, from its attributes
+	// (modelAttributes → NetworkStatusList[0] → LiveInputList / LiveOutputList; see ports.go).
+	ports() (inputs, outputs []port, err error)
 	// newRequest builds the request that evaluates the model with these input and output surfaces, in
-	// order (input i has index i, output j index j).
+	// the order of its ports (input i has index i, output j index j).
 	newRequest(inputs, outputs []surface) (request, error)
 	// unload runs unloadWithQoS:error:.
 	unload() error

@@ -81,7 +81,11 @@ func (m *aneModel) unload() error {
 	})
 }
 
-func (m *aneModel) release() { m.id.Send(selRelease) }
+// release drops the model inside an autorelease pool, as maderix/ANE bridge/ane_bridge.m releases in
+// @autoreleasepool: whatever the framework autoreleases while tearing the model down is freed at once.
+func (m *aneModel) release() {
+	m.fw.withPool(func() error { m.id.Send(selRelease); return nil })
+}
 
 // newRequest wraps every surface in an _ANEIOSurfaceObject and builds the _ANERequest with inputs at
 // indices 0..len(inputs)-1 and outputs at 0..len(outputs)-1, no weights buffer, no perf stats and
@@ -156,4 +160,7 @@ func (r *aneRequest) eval() error {
 	return err
 }
 
-func (r *aneRequest) release() { r.req.Send(selRelease) }
+// release drops the request inside an autorelease pool (see aneModel.release).
+func (r *aneRequest) release() {
+	r.fw.withPool(func() error { r.req.Send(selRelease); return nil })
+}

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,11 +73,29 @@ func (m *emuModel) compile() error {
 		}
 		w[key] = b
 	}
-	m.k, err = emulator.New(ane.Options{}).Compile(p, w)
+	m.k, err = emulator.New(emulator.Options{}).Compile(p, w)
 	return err
 }
 
 func (m *emuModel) load() error { return nil }
+
+// ports lists the emulator kernel's inputs and outputs in reverse order: the framework does not keep
+// the program's order, and a backend that bound by position would fail the conformance suite here.
+func (m *emuModel) ports() (ins, outs []port, err error) {
+	for _, s := range reversed(m.k.Inputs()) {
+		ins = append(ins, portOf(s.Name(), s.Type(), false))
+	}
+	for _, s := range reversed(m.k.Outputs()) {
+		outs = append(outs, portOf(s.Name(), s.Type(), true))
+	}
+	return ins, outs, nil
+}
+
+func reversed[T any](xs []T) []T {
+	out := slices.Clone(xs)
+	slices.Reverse(out)
+	return out
+}
 
 func (m *emuModel) newRequest(inputs, outputs []surface) (request, error) {
 	if len(inputs) != len(m.k.Inputs()) || len(outputs) != len(m.k.Outputs()) {
@@ -95,15 +114,15 @@ type emuRequest struct {
 }
 
 // eval copies the request's input surfaces into the emulator kernel's, runs it, and copies its outputs
-// back, checking that the sizes agree index by index.
+// back, port by port in the order ports reports them, checking that the sizes agree.
 func (r *emuRequest) eval() error {
-	if err := copySurfaces(r.in, r.m.k.Inputs(), true); err != nil {
+	if err := copySurfaces(r.in, reversed(r.m.k.Inputs()), true); err != nil {
 		return err
 	}
 	if err := r.m.k.Eval(context.Background()); err != nil {
 		return err
 	}
-	return copySurfaces(r.out, r.m.k.Outputs(), false)
+	return copySurfaces(r.out, reversed(r.m.k.Outputs()), false)
 }
 
 func (r *emuRequest) release() {}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/anestar/anestar/mil"
 )
 
 // isolateCount restores the process's compile count when t ends, so that compiles through fake drivers
@@ -21,13 +23,18 @@ type fakeDriver struct {
 	hex string // identifier every model gets
 
 	errNewModel, errCompile, errLoad, errRequest, errEval, errUnload error
-	failSurface                                                      int // index of the surface to fail, or -1
+	failSurface                                                      int                                     // index of the surface to fail, or -1
+	failLoads                                                        int                                     // number of loads that fail before one succeeds
+	reorder                                                          bool                                    // list the ports in reverse order
+	editPorts                                                        func(ins, outs []port) ([]port, []port) // changes the ports reported, when set
+	errPorts                                                         error
 
 	mu       sync.Mutex
 	log      []string       // calls in order
 	models   []*fakeModel   // every model made
 	surfaces []*fakeSurface // every surface made
 	staged   string         // model.mil as found on disk when compile ran
+	requests []*fakeRequest // every request made
 }
 
 func newFakeDriver(tmp string) *fakeDriver {
@@ -87,8 +94,29 @@ func (m *fakeModel) load() error {
 	if m.d.errLoad != nil {
 		return m.d.errLoad
 	}
+	if m.d.failLoads > 0 {
+		m.d.failLoads--
+		return fmt.Errorf("fake load: ANE slot busy")
+	}
 	m.loaded = true
 	return nil
+}
+
+// ports lists the ports of the program the model was made from, as the framework would.
+func (m *fakeModel) ports() ([]port, []port, error) {
+	m.d.record("ports")
+	if m.d.errPorts != nil {
+		return nil, nil, m.d.errPorts
+	}
+	p, err := mil.Parse("model.mil", []byte(m.text))
+	if err != nil {
+		return nil, nil, err
+	}
+	ins, outs := programPorts(p, m.d.reorder)
+	if m.d.editPorts != nil {
+		ins, outs = m.d.editPorts(ins, outs)
+	}
+	return ins, outs, nil
 }
 
 func (m *fakeModel) newRequest(inputs, outputs []surface) (request, error) {
@@ -97,6 +125,7 @@ func (m *fakeModel) newRequest(inputs, outputs []surface) (request, error) {
 		return nil, m.d.errRequest
 	}
 	r := &fakeRequest{d: m.d}
+	m.d.requests = append(m.d.requests, r)
 	for _, s := range inputs {
 		r.in = append(r.in, s.(*fakeSurface))
 	}

@@ -4,8 +4,10 @@ package private
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -36,7 +38,7 @@ type frameworks struct {
 	descriptor, model, request, ioObject objc.Class // AppleNeuralEngine's private classes
 	clsString, clsData, clsNumber        objc.Class // NSString, NSData, NSNumber
 	clsDictionary, clsMutableDict        objc.Class // NSDictionary, NSMutableDictionary
-	clsMutableArray                      objc.Class // NSMutableArray
+	clsMutableArray, clsArray            objc.Class // NSMutableArray, NSArray
 
 	emptyDict objc.ID // a retained empty NSDictionary, the options of every call
 	tmp       string  // NSTemporaryDirectory()
@@ -70,6 +72,12 @@ var (
 	selUnload                    = objc.RegisterName(selUnloadWithQoS)
 	selRequestWithInputs         = objc.RegisterName(selRequestWith)
 	selObjectWithIOSurfaceObject = objc.RegisterName(selObjectWithSurf)
+	selModelAttributes           = objc.RegisterName(selModelAttrs)
+	selObjectForKey              = objc.RegisterName("objectForKey:")
+	selCount                     = objc.RegisterName("count")
+	selObjectAtIndex             = objc.RegisterName("objectAtIndex:")
+	selLongLongValue             = objc.RegisterName("longLongValue")
+	selIsKindOfClass             = objc.RegisterName("isKindOfClass:")
 )
 
 var (
@@ -95,6 +103,13 @@ func loadDriver() (driver, error) {
 // loadFrameworks opens the libraries, resolves functions, keys and classes, and checks that every
 // private method exists.
 func loadFrameworks() (*frameworks, error) {
+	version, err := syscall.Sysctl("kern.osproductversion")
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the macOS version (sysctl kern.osproductversion): %v", err)
+	}
+	if err := macOSReason(version); err != nil {
+		return nil, err
+	}
 	for _, path := range []string{objcPath, coreFoundationPath, foundationPath, ioSurfacePath, aneFrameworkPath} {
 		h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err != nil {
@@ -153,6 +168,7 @@ func loadFrameworks() (*frameworks, error) {
 		{"NSDictionary", &fw.clsDictionary},
 		{"NSMutableDictionary", &fw.clsMutableDict},
 		{"NSMutableArray", &fw.clsMutableArray},
+		{"NSArray", &fw.clsArray},
 	}
 	byName := map[string]objc.Class{}
 	for _, c := range classes {

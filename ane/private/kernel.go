@@ -24,6 +24,7 @@ type Kernel struct {
 	m        model      // the loaded model
 	inSpecs  []ioSpec   // main's inputs, in declaration order
 	outSpecs []ioSpec   // main's outputs, in return order
+	ports    portMap    // how main's inputs and outputs map onto the loaded model's ports
 	dir      string     // staging directory, shared through stagedDirs
 	binds    []*Binding // the open bindings made by Bind
 }
@@ -49,9 +50,9 @@ var (
 )
 
 // newBinding creates one IOSurface per input and per output spec and the request that evaluates the
-// loaded model m on them: the kernel's first binding at compile, every later one at Bind. On failure
-// it releases what it made.
-func newBinding(drv driver, m model, inputs, outputs []ioSpec) (_ *Binding, err error) {
+// loaded model m on them, passing each surface at the port of its name (ports): the kernel's first
+// binding at compile, every later one at Bind. On failure it releases what it made.
+func newBinding(drv driver, m model, inputs, outputs []ioSpec, ports portMap) (_ *Binding, err error) {
 	b := &Binding{}
 	defer func() {
 		if err != nil {
@@ -78,7 +79,7 @@ func newBinding(drv driver, m model, inputs, outputs []ioSpec) (_ *Binding, err 
 			b.outputs = append(b.outputs, sf)
 		}
 	}
-	if b.req, err = m.newRequest(ins, outs); err != nil {
+	if b.req, err = ports.request(m, ins, outs); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -147,7 +148,7 @@ func (k *Kernel) Bind() (ane.Binding, error) {
 	if k.closed {
 		return nil, fmt.Errorf("ane bind: %w", ane.ErrClosed)
 	}
-	b, err := newBinding(k.drv, k.m, k.inSpecs, k.outSpecs)
+	b, err := newBinding(k.drv, k.m, k.inSpecs, k.outSpecs, k.ports)
 	if err != nil {
 		return nil, fmt.Errorf("ane bind: %w", err)
 	}

@@ -2,6 +2,7 @@ package private
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func TestProbeAndRegistry(t *testing.T) {
 	if err := Probe(); err == nil || err.Error() != want {
 		t.Errorf("Probe() = %v, want %s", err, want)
 	}
-	if b, err := Open(ane.Options{}); b != nil || err == nil || err.Error() != want {
+	if b, err := Open(); b != nil || err == nil || err.Error() != want {
 		t.Errorf("Open() = %v, %v", b, err)
 	}
 	found := false
@@ -72,7 +73,7 @@ func TestProbeAndRegistry(t *testing.T) {
 	if !found {
 		t.Fatal(`"ane" is not registered`)
 	}
-	if _, err := ane.Open("ane", ane.Options{}); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := ane.Open("ane", ane.Settings{}); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf(`ane.Open("ane"): %v`, err)
 	}
 }
@@ -120,14 +121,13 @@ func TestIOSpecs(t *testing.T) {
 	}
 	var got []string
 	for _, s := range append(ins, outs...) {
-		got = append(got, s.name+":"+s.typ.String()+":"+string(rune('0'+s.bytes/8)))
+		got = append(got, fmt.Sprintf("%s:%s:%d", s.name, s.typ, s.bytes))
 	}
-	// 64, 24, 4, 64, 64 bytes, written as bytes/8 digits.
-	want := "x:tensor<fp16, [1, 4, 1, 8]>:8 s:tensor<fp32, [1, 2, 1, 3]>:3 k:fp32:0 y:tensor<fp16, [1, 4, 1, 8]>:8 x:tensor<fp16, [1, 4, 1, 8]>:8"
+	want := "x:tensor<fp16, [1, 4, 1, 32]>:256 s:tensor<fp32, [1, 3, 1, 32]>:384 k:fp32:4 y:tensor<fp16, [1, 4, 1, 32]>:256 x:tensor<fp16, [1, 4, 1, 32]>:256"
 	if strings.Join(got, " ") != want {
 		t.Errorf("got  %s\nwant %s", strings.Join(got, " "), want)
 	}
-	if ins[2].bytes != 4 || ins[1].bytes != 24 {
+	if ins[2].bytes != 4 || ins[1].bytes != 384 {
 		t.Errorf("sizes %d %d", ins[1].bytes, ins[2].bytes)
 	}
 
@@ -203,8 +203,8 @@ func TestPrivateAPITable(t *testing.T) {
 		}
 		seen[m.class+m.sel] = true
 	}
-	if len(seen) != 9 {
-		t.Errorf("%d methods, want the reference's 9", len(seen))
+	if len(seen) != 10 {
+		t.Errorf("%d methods, want 10: the reference's 9 and modelAttributes (for the ports)", len(seen))
 	}
 }
 
@@ -212,6 +212,39 @@ func TestFP16Int(t *testing.T) {
 	for n, want := range map[int]uint16{0: 0, 1: 0x3C00, 2: 0x4000, 3: 0x4200, 5: 0x4500, 1024: 0x6400, 2047: 0x67FF, 2048: 0x6800} {
 		if got := fp16Int(n); got != want {
 			t.Errorf("fp16Int(%d) = %#04x, want %#04x", n, got, want)
+		}
+	}
+}
+
+// TestSettingsRefused checks that the ANE backend refuses, with a message, every setting it cannot
+// honour instead of dropping it.
+func TestSettingsRefused(t *testing.T) {
+	if err := refuseSettings(ane.Settings{}); err != nil {
+		t.Errorf("no settings: %v", err)
+	}
+	for _, c := range []struct {
+		s    ane.Settings
+		want string
+	}{
+		{ane.Settings{FP32: true}, "--fp32: the ANE computes in fp16"},
+		{ane.Settings{CheckNumerics: true}, "--check-numerics: the ANE does not report"},
+		{ane.Settings{Relaxed: true}, "--relaxed: the ANE refuses the programs that relaxed mode lets through"},
+	} {
+		err := refuseSettings(c.s)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "use --backend emulator") {
+			t.Errorf("%+v: %v, want %q", c.s, err, c.want)
+		}
+	}
+}
+
+func TestMacOSReason(t *testing.T) {
+	for v, ok := range map[string]bool{"15.0": true, "15.3.1": true, "26.3": true, "14.7.2": false, "13": false, "x": false, "": false} {
+		err := macOSReason(v)
+		if (err == nil) != ok {
+			t.Errorf("macOS %q: %v", v, err)
+		}
+		if err != nil && ok == false && v == "14.7.2" && !strings.Contains(err.Error(), "macOS 14.7.2 is older than 15") {
+			t.Errorf("macOS 14.7.2: %v", err)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ane/anetest"
 )
 
@@ -16,7 +15,7 @@ func openOrSkip(t testing.TB) *Backend {
 	if err := Probe(); err != nil {
 		t.Skipf("ANE backend unavailable: %v", err)
 	}
-	b, err := Open(ane.Options{})
+	b, err := Open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,9 +34,10 @@ func TestSmoke(t *testing.T) {
 	runSmoke(t, openOrSkip(t))
 }
 
-// TestConformance runs the conformance suite on the ANE. The suite compiles a few dozen programs (66 when
-// this was written) and a process can compile only about 100; run it alone (-run TestConformance) if
-// compiles start failing late in the run.
+// TestConformance runs the conformance suite on the ANE: its hardware-eligible part (about 30 programs
+// reach the framework when this was written) must pass; every program the ANE is known to refuse is
+// checked to be refused before it reaches the framework, then skipped. A process can compile only about
+// 100 programs; run it alone (-run TestConformance) if compiles start failing late in the run.
 func TestConformance(t *testing.T) {
 	b := openOrSkip(t)
 	before := b.Compiles()

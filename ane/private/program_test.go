@@ -14,10 +14,11 @@ func nameAttr(n string) *mil.Attr {
 // ref is an operand naming v.
 func ref(v string) mil.Operand { return mil.Operand{Ref: &mil.Ref{Name: v}} }
 
-// testProgram is main(x: fp16 [1,4,1,8], s: fp32 [1,2,1,3]) -> (y: fp16 [1,4,1,8]) with y = x + w, where the
-// constant w lives in the weight file "@model_path/weights/w.bin".
+// testProgram is main(x: fp16 [1,4,1,32], s: fp32 [1,3,1,32]) -> (y: fp16 [1,4,1,32]) with
+// y = conv(identity, x + w), where the constant w lives in the weight file "@model_path/weights/w.bin". It
+// passes ane.Eligible (with a warning for its two inputs).
 func testProgram() *mil.Program {
-	xt := mil.Tensor(mil.FP16, 1, 4, 1, 8)
+	xt := mil.Tensor(mil.FP16, 1, 4, 1, 32)
 	wConst := &mil.Op{
 		Kind: "const",
 		Attrs: []*mil.Attr{nameAttr("w"), {Name: "val", Value: &mil.Value{
@@ -29,19 +30,17 @@ func testProgram() *mil.Program {
 	add := &mil.Op{
 		Kind:    "add",
 		Args:    []*mil.Arg{{Name: "x", Operands: []mil.Operand{ref("x")}}, {Name: "y", Operands: []mil.Operand{ref("w")}}},
-		Attrs:   []*mil.Attr{nameAttr("y")},
-		Results: []*mil.Var{{Name: "y", Type: xt}},
+		Attrs:   []*mil.Attr{nameAttr("r")},
+		Results: []*mil.Var{{Name: "r", Type: xt}},
 	}
-	return &mil.Program{
-		Version: "1.3",
-		Funcs: []*mil.Func{{
-			Name:    "main",
-			Opset:   "ios18",
-			Inputs:  []*mil.Var{{Name: "x", Type: xt}, {Name: "s", Type: mil.Tensor(mil.FP32, 1, 2, 1, 3)}},
-			Ops:     []*mil.Op{wConst, add},
-			Outputs: []mil.Ref{{Name: "y"}},
-		}},
+	f := &mil.Func{
+		Name:   "main",
+		Opset:  "ios18",
+		Inputs: []*mil.Var{{Name: "x", Type: xt}, {Name: "s", Type: mil.Tensor(mil.FP32, 1, 3, 1, 32)}},
+		Ops:    []*mil.Op{wConst, add},
 	}
+	anchored(f, "r", xt)
+	return &mil.Program{Version: "1.3", Funcs: []*mil.Func{f}}
 }
 
 // testBlob is a weight blob file of fp16 values laid out as the reference README describes: a 64-byte

@@ -1,6 +1,10 @@
 package private
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // platformReason says why the backend cannot run on goos/goarch, or returns nil on darwin/arm64, the
 // only platform with an Apple Neural Engine and its framework.
@@ -53,4 +57,23 @@ func orNone(s string) string {
 		return "(no dlerror text)"
 	}
 	return s
+}
+
+// minMacOS is the oldest macOS whose compiler takes the reference dialect, program(1.3) with
+// func main<ios18>: maderix/ANE README.md, "Requires macOS 15+". An older one fails the first compile
+// with an opaque MIL error.
+const minMacOS = 15
+
+// macOSReason says why macOS version (kern.osproductversion, "15.1") is too old for the backend, or
+// returns nil.
+func macOSReason(version string) error {
+	major, _, _ := strings.Cut(strings.TrimSpace(version), ".")
+	n, err := strconv.Atoi(major)
+	if err != nil {
+		return fmt.Errorf("cannot read the macOS version from %q", version)
+	}
+	if n < minMacOS {
+		return fmt.Errorf("macOS %s is older than %d: its compiler does not take program(1.3) with ios18 kernels (update macOS, or use --backend emulator)", version, minMacOS)
+	}
+	return nil
 }

@@ -13,13 +13,47 @@ import (
 )
 
 func TestSmokeOnEmulator(t *testing.T) {
-	runSmoke(t, emulator.New(ane.Options{}))
+	runSmoke(t, emulator.New(emulator.Options{}))
 }
 
 // smokeShape is the tensor type of the smoke programs: 16 channels of 32 fp16 values, 64-byte rows.
 var smokeShape = mil.Tensor(mil.FP16, 1, 16, 1, 32)
 
-// doubleProgram is main(x) -> y = x * 2, with the 2 a scalar const.
+// anchored appends to f's ops y = conv(identity, r) of type t, a 1x1 conv with an identity weight and every
+// optional argument spelled out as the reference writes it, and makes y the output. The ANE may refuse a
+// purely elementwise program at load; the conv anchors it and changes no value (each output is one fp16
+// value times 1, accumulated in fp32 and rounded once).
+func anchored(f *mil.Func, r string, t mil.Type) {
+	c := t.Shape[1]
+	eye := make([]float64, c*c)
+	for i := range c {
+		eye[i*c+i] = 1
+	}
+	wt := mil.Tensor(mil.FP16, c, c, 1, 1)
+	consts := []struct {
+		name string
+		val  *mil.Value
+	}{
+		{"pt", mil.StringValue("valid")},
+		{"st", mil.IntsValue(1, 1)},
+		{"pd", mil.IntsValue(0, 0, 0, 0)},
+		{"dl", mil.IntsValue(1, 1)},
+		{"gr", mil.ScalarValue(mil.Int32, 1)},
+		{"eye", mil.TensorValue(mil.FP16, wt.Shape, eye)},
+	}
+	conv := &mil.Op{Kind: "conv", Attrs: []*mil.Attr{nameAttr("y")}, Results: []*mil.Var{{Name: "y", Type: t}}}
+	for _, k := range consts {
+		f.Ops = append(f.Ops, &mil.Op{Kind: "const", Attrs: []*mil.Attr{nameAttr(k.name), {Name: "val", Value: k.val}},
+			Results: []*mil.Var{{Name: k.name, Type: k.val.Type}}})
+	}
+	for _, a := range [][2]string{{"dilations", "dl"}, {"groups", "gr"}, {"pad", "pd"}, {"pad_type", "pt"}, {"strides", "st"}, {"weight", "eye"}, {"x", r}} {
+		conv.Args = append(conv.Args, &mil.Arg{Name: a[0], Operands: []mil.Operand{ref(a[1])}})
+	}
+	f.Ops = append(f.Ops, conv)
+	f.Outputs = []mil.Ref{{Name: "y"}}
+}
+
+// doubleProgram is main(x) -> y = x * 2, with the 2 a scalar const, anchored by a conv.
 func doubleProgram() *mil.Program {
 	two := &mil.Op{
 		Kind:    "const",
@@ -29,18 +63,19 @@ func doubleProgram() *mil.Program {
 	mul := &mil.Op{
 		Kind:    "mul",
 		Args:    []*mil.Arg{{Name: "x", Operands: []mil.Operand{ref("x")}}, {Name: "y", Operands: []mil.Operand{ref("two")}}},
-		Attrs:   []*mil.Attr{nameAttr("y")},
-		Results: []*mil.Var{{Name: "y", Type: smokeShape}},
+		Attrs:   []*mil.Attr{nameAttr("r")},
+		Results: []*mil.Var{{Name: "r", Type: smokeShape}},
 	}
-	return &mil.Program{Version: "1.3", Funcs: []*mil.Func{{
+	f := &mil.Func{
 		Name: "main", Opset: "ios18",
-		Inputs:  []*mil.Var{{Name: "x", Type: smokeShape}},
-		Ops:     []*mil.Op{two, mul},
-		Outputs: []mil.Ref{{Name: "y"}},
-	}}}
+		Inputs: []*mil.Var{{Name: "x", Type: smokeShape}},
+		Ops:    []*mil.Op{two, mul},
+	}
+	anchored(f, "r", smokeShape)
+	return &mil.Program{Version: "1.3", Funcs: []*mil.Func{f}}
 }
 
-// addWeightsProgram is main(x) -> y = x + w, with w read from the weight file w.bin.
+// addWeightsProgram is main(x) -> y = x + w, with w read from the weight file w.bin, anchored by a conv.
 func addWeightsProgram() (*mil.Program, mil.Weights, []int) {
 	w := make([]int, smokeShape.NumElements())
 	bits := make([]uint16, len(w))
@@ -57,15 +92,16 @@ func addWeightsProgram() (*mil.Program, mil.Weights, []int) {
 	add := &mil.Op{
 		Kind:    "add",
 		Args:    []*mil.Arg{{Name: "x", Operands: []mil.Operand{ref("x")}}, {Name: "y", Operands: []mil.Operand{ref("w")}}},
-		Attrs:   []*mil.Attr{nameAttr("y")},
-		Results: []*mil.Var{{Name: "y", Type: smokeShape}},
+		Attrs:   []*mil.Attr{nameAttr("r")},
+		Results: []*mil.Var{{Name: "r", Type: smokeShape}},
 	}
-	p := &mil.Program{Version: "1.3", Funcs: []*mil.Func{{
+	f := &mil.Func{
 		Name: "main", Opset: "ios18",
-		Inputs:  []*mil.Var{{Name: "x", Type: smokeShape}},
-		Ops:     []*mil.Op{wc, add},
-		Outputs: []mil.Ref{{Name: "y"}},
-	}}}
+		Inputs: []*mil.Var{{Name: "x", Type: smokeShape}},
+		Ops:    []*mil.Op{wc, add},
+	}
+	anchored(f, "r", smokeShape)
+	p := &mil.Program{Version: "1.3", Funcs: []*mil.Func{f}}
 	return p, mil.Weights{"@model_path/weights/w.bin": testBlob(bits)}, w
 }
 

@@ -5,6 +5,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/anestar/anestar/mil"
 )
@@ -47,6 +48,10 @@ func weightRelPath(key string) (string, error) {
 		return "", fmt.Errorf("weight file %q: path must start with %q", key, modelPathPrefix)
 	}
 	switch {
+	case !utf8.ValidString(key):
+		// NSString's stringWithUTF8String: returns nil for it, and a nil key raises an Objective-C
+		// exception in the weights dictionary.
+		return "", fmt.Errorf("weight file %q: path is not valid UTF-8", key)
 	case rel == "":
 		return "", fmt.Errorf("weight file %q: no file name after %q", key, modelPathPrefix)
 	case strings.ContainsAny(rel, "\\\x00"):

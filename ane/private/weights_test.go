@@ -28,6 +28,7 @@ func TestWeightRelPath(t *testing.T) {
 		{"@model_path/.", "", "model directory itself"},
 		{"@model_path/weights\\..\\..\\w.bin", "", "backslash"},
 		{"@model_path/w\x00.bin", "", "NUL"},
+		{"@model_path/w\xff.bin", "", "not valid UTF-8"},
 		{"@model_path/model.mil", "", "overwrite the MIL text"},
 	}
 	for _, c := range cases {
@@ -99,7 +100,7 @@ func TestCheckBlobRefsInTuplesAndArgs(t *testing.T) {
 	p.Funcs[0].Ops[1].Args = append(p.Funcs[0].Ops[1].Args, &mil.Arg{Name: "t", Tuple: true,
 		Operands: []mil.Operand{{Lit: &mil.Value{Elems: []*mil.Value{blob}}}}})
 	err := checkBlobRefs(p, mil.Weights{})
-	want := `op "y" (add) in func main at 3:7: BLOBFILE path "@model_path/weights/w.bin" has no weight file`
+	want := `op "r" (add) in func main at 3:7: BLOBFILE path "@model_path/weights/w.bin" has no weight file`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/anestar/anestar/ane"
-	_ "github.com/anestar/anestar/ane/backends" // registers every backend
 	"github.com/anestar/anestar/cpu"
 )
 

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/mil"
 	"github.com/spf13/pflag"
@@ -33,10 +34,11 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	o.add(fs, "the backend ane.backend() names: auto, ane or emulator (nothing is compiled)",
 		"check the script's resume path (process.resume)",
 		"discard the script's print output; show only what was checked")
-	// The numerics flags of run change no shape; check accepts and ignores them, so that a run's
-	// command line can be checked by changing only the command.
+	// The backend settings of run change no shape; check accepts and ignores them, so that a run's
+	// command line can be checked by changing only the command. Check judges every program by the ANE's
+	// rules whatever they say.
 	var ignored bool
-	for _, name := range []string{"fp32", "check-numerics"} {
+	for _, name := range []string{"fp32", "check-numerics", "relaxed"} {
 		fs.BoolVar(&ignored, name, false, "accepted for run's command line; no effect")
 		fs.MarkHidden(name)
 	}
@@ -48,9 +50,11 @@ func checkUsage(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "Runs the script as a dry run: process.dry_run is True, ane.compile checks each program (op\n"+
 		"argument types and shapes, weights) but compiles nothing, and kernel.eval is an error. A script\n"+
 		"builds every kernel and stops before training when process.dry_run is True, so a size that does\n"+
-		"not fit is reported in a second. Prints each program checked, then ok or the error. The\n"+
-		"flags --fp32 and --check-numerics of run are accepted and ignored.\n"+
-		"Exit codes: 0 ok, 1 script error, 2 usage error, 130 interrupted.\n\nFlags:\n")
+		"not fit is reported in a second. Prints each program checked with what the ANE is known to do\n"+
+		"with it (ane.eligible): parts it refuses as errors, parts not known either way as warnings; a\n"+
+		"refused program does not stop the check, so every kernel is listed. The flags --fp32,\n"+
+		"--check-numerics and --relaxed of run are accepted and ignored.\n"+
+		"Exit codes: 0 ok, 1 script error or a program the ANE refuses, 2 usage error, 130 interrupted.\n\nFlags:\n")
 	fmt.Fprint(w, flagUsages(fs))
 }
 
@@ -78,12 +82,20 @@ func checkScript(args []string, stdout, stderr io.Writer) int {
 		Argv:        append([]string{"check"}, args...),
 	})
 	elapsed := time.Since(start)
+	refused := 0
 	if res != nil {
 		for _, c := range res.Checked {
 			writeChecked(stdout, c)
+			if c.Verdict.Support() == ane.Refused {
+				refused++
+			}
 		}
 	}
 	switch {
+	case err == nil && refused > 0:
+		fmt.Fprintf(stderr, "check failed: the ANE refuses %s of %d (the emulator runs them only with --relaxed)\n",
+			plural(refused, "program"), len(res.Checked))
+		return exitError
 	case err == nil:
 		n := 0
 		if res != nil {
@@ -113,6 +125,7 @@ func writeChecked(w io.Writer, c builtins.CheckedProgram) {
 	fmt.Fprintf(w, "checked %s: %s, %s%s\n", where, plural(c.Ops, "op"), plural(c.Consts, "const"), weights)
 	writeVars(w, "in ", c.Inputs)
 	writeVars(w, "out", c.Outputs)
+	writeVerdict(w, "  ", c.Verdict)
 }
 
 func writeVars(w io.Writer, label string, vs []*mil.Var) {

@@ -13,7 +13,7 @@ import (
 const checkScriptSrc = `P = params(
     dim = 8,     # width
     hidden = 16, # FFN width
-    seq = 4,
+    seq = 32,
 )
 if P.hidden % P.dim:
     fail("hidden %d is not a multiple of dim %d; set hidden to a multiple" % (P.hidden, P.dim))
@@ -47,8 +47,9 @@ func TestCheck(t *testing.T) {
 	want := regexp.MustCompile(`^built
 dry run: stopping
 checked \S+s\.star:15:23 in ffn from line 17: 2 ops, 6 consts, weights 384 B
-  in  x tensor<fp16, \[1, 8, 1, 4\]>
-  out y tensor<fp16, \[1, 16, 1, 4\]>
+  in  x tensor<fp16, \[1, 8, 1, 32\]>
+  out y tensor<fp16, \[1, 16, 1, 32\]>
+  ane: eligible \(every op and I/O proven on hardware\)
 ok: 1 program checked in \d+ms
 $`)
 	if !want.MatchString(out.String()) {
@@ -60,12 +61,29 @@ $`)
 
 	// --quiet leaves only what was checked; --set changes the sizes.
 	out.Reset()
-	if code := checkScript([]string{script, "--quiet", "--set", "dim=4", "--set", "seq=2"}, &out, &errb); code != exitOK {
+	if code := checkScript([]string{script, "--quiet", "--set", "dim=4", "--set", "seq=64"}, &out, &errb); code != exitOK {
 		t.Fatalf("--set: code %d: %s", code, errb.String())
 	}
-	if s := out.String(); !strings.HasPrefix(s, "checked ") || !strings.Contains(s, "in  x tensor<fp16, [1, 4, 1, 2]>") {
+	if s := out.String(); !strings.HasPrefix(s, "checked ") || !strings.Contains(s, "in  x tensor<fp16, [1, 4, 1, 64]>") {
 		t.Errorf("--quiet --set: stdout %q", s)
 	}
+	// A width the ANE refuses: the verdict names the I/O, the rule and the fix, and check exits 1.
+	out.Reset()
+	errb.Reset()
+	if code := checkScript([]string{script, "--quiet", "--set", "seq=24"}, &out, &errb); code != exitError {
+		t.Errorf("seq=24: code %d, want %d", code, exitError)
+	}
+	for _, want := range []string{"ane: refused (2 refusals, 0 warnings)",
+		"refused [io-width]: input `x` has width 24: the ANE needs at least 32 (narrower I/O compiles, then fails at dispatch); pad it to 32",
+		"refused [io-width]: output `y` has width 24"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("seq=24: stdout %q lacks %q", out.String(), want)
+		}
+	}
+	if want := "check failed: the ANE refuses 1 program of 1"; !strings.Contains(errb.String(), want) {
+		t.Errorf("seq=24: stderr %q lacks %q", errb.String(), want)
+	}
+	errb.Reset()
 	// The same script runs for real.
 	out.Reset()
 	if code := runScript([]string{script, "--backend", "emulator"}, &out, &errb); code != exitOK || out.String() != "built\ntrained\n" {
@@ -91,7 +109,7 @@ func TestCheckFailures(t *testing.T) {
 		{[]string{script, "--set", "dimm=3"}, exitUsage, "", "anestar check: --set dimm: " + script + " has no parameter dimm; did you mean dim?"},
 		{[]string{script, "--set", "dim=8.5"}, exitUsage, "", "dim is an int (default 8), got a float"},
 		{[]string{script, "--backend", "gpu"}, exitUsage, "", `anestar check: unknown backend "gpu"`},
-		{[]string{script, "--fp32", "--check-numerics", "--seed", "3"}, exitOK, "ok: 1 program checked", ""},
+		{[]string{script, "--fp32", "--check-numerics", "--relaxed", "--seed", "3"}, exitOK, "ok: 1 program checked", ""},
 		{[]string{script, "--cpuprofile", "x"}, exitUsage, "", "unknown flag: --cpuprofile"},
 		{[]string{}, exitUsage, "", "anestar check: missing SCRIPT.star"},
 		{[]string{"nope.star"}, exitUsage, "", "anestar check: nope.star: no such script"},

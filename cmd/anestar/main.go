@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -62,7 +63,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case name == "--version":
 		name = "version"
-	case strings.HasSuffix(name, ".star"):
+	case strings.HasSuffix(name, ".star"), strings.HasPrefix(name, "-") && slices.ContainsFunc(args, isScript):
+		// anestar SCRIPT.star [flags], or run's flags first: anestar --relaxed SCRIPT.star
 		name, args = "run", append([]string{"run"}, args...)
 	}
 	c, ok := commands[name]
@@ -78,6 +80,11 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return c.run(args[1:], stdout, stderr)
+}
+
+// isScript reports whether a command-line argument names a script.
+func isScript(arg string) bool {
+	return strings.HasSuffix(arg, ".star") && !strings.HasPrefix(arg, "-")
 }
 
 func usage(w io.Writer) {

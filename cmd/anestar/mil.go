@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/internal/atomicfile"
 	"github.com/anestar/anestar/mil"
 	"github.com/spf13/pflag"
@@ -134,17 +135,24 @@ For a valid file it prints the file name and version, then each function's signa
 
 Problems go to standard error, one line each, as FILE:LINE:COL: message.
 
+With --ane it also judges each valid program by the rules the Apple Neural Engine is known to have
+(ane.Eligible: rank-4 I/O with a width that is a multiple of 32, fp16 arithmetic, the ops the reference
+sources ran on hardware, a conv or matmul anchor, ...) and prints the verdict: the parts the ANE refuses
+as errors, those not known either way as warnings. Every file is judged, whatever an earlier one got.
+
 Flags:
-  -q, --quiet   print nothing for valid files
+      --ane     judge each program by the ANE's known rules too
+  -q, --quiet   print nothing for valid files (and, with --ane, for eligible ones)
   -h, --help    show this help
 
-Exit status: 0 when every file is valid; 1 when a file cannot be read, does not parse or fails the check;
-2 for a usage error.
+Exit status: 0 when every file is valid (and, with --ane, none is refused); 1 when a file cannot be
+read, does not parse, fails the check or, with --ane, is refused; 2 for a usage error.
 `
 
 func runMilCheck(args []string, stdout, stderr io.Writer) int {
 	fs := milFlags("check")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing for valid files")
+	hw := fs.Bool("ane", false, "judge each program by the ANE's known rules too")
 	files, code := milParseArgs("check", milCheckHelp, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
@@ -160,12 +168,22 @@ func runMilCheck(args []string, stdout, stderr io.Writer) int {
 			code = exitError
 			continue
 		}
-		if *quiet {
+		var v ane.Verdict
+		if *hw {
+			v = ane.Eligible(p)
+			if v.Support() == ane.Refused {
+				code = exitError
+			}
+		}
+		if *quiet && v.Support() == ane.Proven {
 			continue
 		}
 		fmt.Fprintf(stdout, "%s: program(%s)\n", file, p.Version)
 		for _, f := range p.Funcs {
 			fmt.Fprintf(stdout, "  %s: %d ops\n", signature(f), len(f.Ops))
+		}
+		if *hw {
+			writeVerdict(stdout, "  ", v)
 		}
 	}
 	return code

@@ -146,3 +146,52 @@ func TestMilFmt(t *testing.T) {
 		t.Errorf("fmt -w changed a file that does not parse: %q", got)
 	}
 }
+
+// TestMilCheckANE checks `mil check --ane`: every file's verdict, refusals as errors and unknowns as
+// warnings, the next file judged after a refused one, and exit 1 when any is refused.
+func TestMilCheckANE(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.mil")
+	bad := filepath.Join(dir, "bad.mil")
+	os.WriteFile(good, []byte(`program(1.3)
+{
+    func main<ios18>(tensor<fp16, [1, 2, 1, 32]> x) {
+        tensor<fp16, [2, 2, 1, 1]> w = const()[name=string("w"), val=tensor<fp16, [2, 2, 1, 1]>([1, 0, 0, 1])];
+        tensor<fp16, [1, 2, 1, 32]> y = conv(weight=w, x=x)[name=string("y")];
+        tensor<fp16, [1, 2, 1, 32]> z = maximum(x=y, y=x)[name=string("z")];
+    } -> (z);
+}
+`), 0o644)
+	os.WriteFile(bad, []byte(`program(1.3)
+{
+    func main<ios18>(tensor<fp16, [1, 2, 1, 24]> x) {
+        tensor<fp16, [1, 2, 1, 24]> y = exp(x=x)[name=string("y")];
+    } -> (y);
+}
+`), 0o644)
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"mil", "check", "--ane", bad, good}, &out, &errb)
+	if code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	for _, want := range []string{
+		"bad.mil: program(1.3)", "ane: refused (4 refusals, 0 warnings)",
+		"refused [io-width]: input `x` (3:50) has width 24: the ANE needs at least 32",
+		"refused [op]: op `y` (exp) (4:9) is refused by the ANE: standalone exp is refused (no transcendentals)",
+		"refused [anchor]: program (1:1) holds no conv or matmul",
+		"good.mil: program(1.3)", "ane: eligible, with 1 warning",
+		"warning [op]: op `z` (maximum) (6:9) is not known to run on the ANE",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if code := dispatch([]string{"mil", "check", "--ane", good}, &out, &errb); code != exitOK {
+		t.Errorf("eligible file: exit %d", code)
+	}
+	// Without --ane only the type check runs.
+	if code := dispatch([]string{"mil", "check", bad}, &out, &errb); code != exitOK {
+		t.Errorf("mil check without --ane: exit %d", code)
+	}
+}

@@ -38,14 +38,13 @@ Flags:
 
 // milRunOptions are the flags of `anestar mil run`.
 type milRunOptions struct {
-	weights       string
-	ins           []string
-	out           string
-	evals         int
-	backend       string
-	fp32          bool
-	checkNumerics bool
-	seed          uint64
+	weights  string
+	ins      []string
+	out      string
+	evals    int
+	backend  string
+	settings ane.Settings // --fp32, --check-numerics, --relaxed
+	seed     uint64
 }
 
 func runMilRun(args []string, stdout, stderr io.Writer) int {
@@ -56,8 +55,7 @@ func runMilRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.out, "out", "", "write each output to `DIR`/NAME.npy")
 	fs.IntVar(&o.evals, "evals", 1, "number of evaluations to time")
 	fs.StringVar(&o.backend, "backend", "auto", "auto, ane or emulator (auto honours "+ane.EnvBackend+")")
-	fs.BoolVar(&o.fp32, "fp32", false, "emulator: no fp16 rounding")
-	fs.BoolVar(&o.checkNumerics, "check-numerics", false, "emulator: fail at the first op whose output holds inf or NaN")
+	addSettingFlags(fs, &o.settings)
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random inputs")
 	fs.BoolP("help", "h", false, "show this help")
 	files, code := milParseArgs("run", milRunHelp+fs.FlagUsages(), fs, args, stdout, stderr)
@@ -72,7 +70,7 @@ func runMilRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "anestar mil run: --evals %d: want at least 1\n", o.evals)
 		return exitUsage
 	}
-	if err := milRun(files[0], o, stdout); err != nil {
+	if err := milRun(files[0], o, stdout, stderr); err != nil {
 		printFileErrors(stderr, files[0], err)
 		return exitError
 	}
@@ -80,7 +78,7 @@ func runMilRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // milRun does the work of `anestar mil run` on one file.
-func milRun(file string, o milRunOptions, stdout io.Writer) error {
+func milRun(file string, o milRunOptions, stdout, stderr io.Writer) error {
 	dir := o.weights
 	if st, err := os.Stat(file); err == nil && st.IsDir() { // a model directory (p.save): DIR/model.mil
 		if dir == "" {
@@ -99,11 +97,7 @@ func milRun(file string, o milRunOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := ane.Options{CheckNumerics: o.checkNumerics}
-	if o.fp32 {
-		opts.Numerics = ane.FP32
-	}
-	b, err := ane.Open(o.backend, opts)
+	b, err := openBackend(o.backend, o.settings, stderr)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func TestMilRun(t *testing.T) {
 	}
 	outDir := filepath.Join(dir, "out")
 	var out, errb bytes.Buffer
-	code := dispatch([]string{"mil", "run", file, "--in", "x=" + in, "--out", outDir, "--evals", "3", "--backend", "emulator", "--seed", "5"}, &out, &errb)
+	code := dispatch([]string{"mil", "run", file, "--in", "x=" + in, "--out", outDir, "--evals", "3", "--backend", "emulator", "--seed", "5", "--relaxed"}, &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -72,7 +72,7 @@ func TestMilRun(t *testing.T) {
 	}
 	// Seeded random inputs repeat.
 	out.Reset()
-	if code := dispatch([]string{"mil", "run", file, "--out", outDir, "--seed", "5", "--backend", "emulator"}, &out, &errb); code != exitOK {
+	if code := dispatch([]string{"mil", "run", file, "--out", outDir, "--seed", "5", "--backend", "emulator", "--relaxed"}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	y2, err := npy.ReadFile(filepath.Join(outDir, "y2.npy"))
@@ -100,9 +100,12 @@ func TestMilRunErrors(t *testing.T) {
 		{[]string{bad}, exitError, "bad.mil:3:"},
 		{[]string{filepath.Join(dir, "missing.mil")}, exitError, "missing.mil"},
 		{[]string{file, "--weights", t.TempDir()}, exitError, "g.bin"},
-		{[]string{file, "--in", "z=" + short}, exitError, `no input called "z"`},
-		{[]string{file, "--in", "x=" + short}, exitError, "holds shape [2]"},
-		{[]string{file, "--in", "x"}, exitError, "NAME=FILE.npy"},
+		{[]string{file, "--relaxed", "--in", "z=" + short}, exitError, `no input called "z"`},
+		{[]string{file, "--relaxed", "--in", "x=" + short}, exitError, "holds shape [2]"},
+		{[]string{file, "--relaxed", "--in", "x"}, exitError, "NAME=FILE.npy"},
+		// The program is emulator-only (widths of 3, fp32 arithmetic, no conv): refused without --relaxed.
+		{[]string{file, "--backend", "emulator"}, exitError, "p.mil:   op `y2` (add) (6:9) computes in fp32: the ANE computes in fp16 only"},
+		{[]string{file, "--backend", "emulator", "--relaxed"}, exitOK, "relaxed mode: the emulator runs programs the ANE refuses"},
 		{[]string{file, "--backend", "nope"}, exitError, `unknown backend "nope"`},
 		{[]string{file, "--evals", "0"}, exitUsage, "--evals 0"},
 		{[]string{}, exitUsage, "no MIL file"},

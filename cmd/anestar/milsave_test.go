@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/mil"
@@ -47,7 +46,7 @@ got = k.outputs[0].read()
 	res, err := builtins.Run(context.Background(), builtins.Config{
 		Script:   "save.star",
 		Source:   []byte(src),
-		Backend:  emulator.New(ane.Options{}),
+		Backend:  emulator.New(emulator.Options{}),
 		Stdout:   &bytes.Buffer{},
 		Builtins: starlark.StringDict{"MODEL": starlark.String(model), "XS": xl},
 	})

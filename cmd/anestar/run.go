@@ -16,8 +16,6 @@ import (
 	"syscall"
 
 	"github.com/anestar/anestar/ane"
-	_ "github.com/anestar/anestar/ane/emulator" // registers the emulator backend
-	_ "github.com/anestar/anestar/ane/private"  // registers the Neural Engine backend (usable on darwin)
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/metrics"
 	"github.com/spf13/pflag"
@@ -37,9 +35,8 @@ func init() {
 // runOptions are the flags of `anestar run`.
 type runOptions struct {
 	scriptFlags
-	fp32          bool
-	checkNumerics bool
-	cpuprofile    string
+	settings   ane.Settings // --fp32, --check-numerics, --relaxed
+	cpuprofile string
 }
 
 func runFlags(o *runOptions) *pflag.FlagSet {
@@ -48,8 +45,7 @@ func runFlags(o *runOptions) *pflag.FlagSet {
 	o.add(fs, "where kernels run: auto, ane or emulator",
 		"continue from the script's checkpoint (process.resume)",
 		"discard print and progress output (errors still show)")
-	fs.BoolVar(&o.fp32, "fp32", false, "emulator: compute in plain fp32, without fp16 rounding")
-	fs.BoolVar(&o.checkNumerics, "check-numerics", false, "emulator: fail at the first op whose output holds inf or NaN")
+	addSettingFlags(fs, &o.settings)
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile to `FILE`")
 	return fs
 }
@@ -70,11 +66,7 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	opts := ane.Options{CheckNumerics: o.checkNumerics}
-	if o.fp32 {
-		opts.Numerics = ane.FP32
-	}
-	backend, err := ane.Open(o.backend, opts)
+	backend, err := openBackend(o.backend, o.settings, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "anestar run: %v\n", err)
 		return exitError

@@ -104,3 +104,28 @@ func TestRunExec(t *testing.T) {
 		t.Errorf("restart: code %d, out %q, err %q", code, out.String(), errb.String())
 	}
 }
+
+// TestRunRelaxed checks relaxed mode from the command line: a kernel the ANE refuses is an error by
+// default, runs with --relaxed (also before the script: anestar --relaxed SCRIPT.star), and the run says
+// that relaxed mode is on.
+func TestRunRelaxed(t *testing.T) {
+	script := writeScript(t, `p = mil.program()
+x = p.input("x", "fp16", [1, 2, 1, 3])
+p.output(p.exp(name = "y", x = x))
+k = ane.compile(p)
+print("compiled")
+`)
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{script, "--backend", "emulator"}, &out, &errb); code != exitError ||
+		!strings.Contains(errb.String(), "op `y` (exp) is refused by the ANE") {
+		t.Errorf("without --relaxed: code %d, stderr %q", code, errb.String())
+	}
+	for _, args := range [][]string{{"--relaxed", script, "--backend", "emulator"}, {script, "--relaxed"}, {"run", "--relaxed", script}} {
+		out.Reset()
+		errb.Reset()
+		if code := dispatch(args, &out, &errb); code != exitOK || out.String() != "compiled\n" ||
+			!strings.Contains(errb.String(), "anestar: relaxed mode: the emulator runs programs the ANE refuses") {
+			t.Errorf("%q: code %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
+		}
+	}
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/anestar/anestar/ane"
+	"github.com/anestar/anestar/ane/emulator"
+	"github.com/spf13/pflag"
+)
+
+// addSettingFlags adds the backend settings that run and mil run share: the emulator's numerics, its
+// check and its relaxed mode. The ANE backend refuses each of them with a message.
+func addSettingFlags(fs *pflag.FlagSet, s *ane.Settings) {
+	fs.BoolVar(&s.FP32, "fp32", false, "emulator: compute in plain fp32, without fp16 rounding")
+	fs.BoolVar(&s.CheckNumerics, "check-numerics", false, "emulator: fail at the first op whose output holds inf or NaN")
+	fs.BoolVar(&s.Relaxed, "relaxed", false, "emulator: run programs the ANE refuses (fp32 arithmetic, refused ops, unaligned I/O), and say so")
+}
+
+// openBackend opens the backend called name with settings s; in relaxed mode it says so on stderr first.
+func openBackend(name string, s ane.Settings, stderr io.Writer) (ane.Backend, error) {
+	b, err := ane.Open(name, s)
+	if err != nil {
+		return nil, err
+	}
+	if s.Relaxed {
+		fmt.Fprintf(stderr, "anestar: %s\n", emulator.RelaxedNotice)
+	}
+	return b, nil
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/anestar/anestar/tokenizer"
+	"github.com/spf13/pflag"
+)
+
+func init() {
+	register(command{
+		name:    "tokenize",
+		args:    "[flags] IN",
+		summary: "encode text to a uint16 token file, train a BPE vocabulary, decode a token file",
+		run:     runTokenize,
+	})
+}
+
+// tokenizeOptions are the flags of `anestar tokenize`.
+type tokenizeOptions struct {
+	vocab  string // -t: the tokenizer.bin to use
+	train  int    // --train: learn a vocabulary of this many pieces from IN
+	save   string // --save: where the learned vocabulary goes
+	output string // -o: the token file to write
+	decode bool   // --decode: IN is a token file; print its text
+	ids    string // --ids: print the ids of this text
+	bos    bool   // --bos: start the token file with <s>
+	quiet  bool   // -q: no counts, no progress
+}
+
+// largeInput is the size from which tokenize shows a progress line.
+const largeInput = 1 << 20
+
+func tokenizeFlags(o *tokenizeOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("tokenize", pflag.ContinueOnError)
+	fs.StringVarP(&o.vocab, "tokenizer", "t", "", "the vocabulary: a llama2.c `tokenizer.bin`")
+	fs.IntVar(&o.train, "train", 0, "learn an `N`-piece BPE vocabulary from IN first (N counts the 259 reserved pieces)")
+	fs.StringVar(&o.save, "save", "", "with --train: write the learned vocabulary to this `file`")
+	fs.StringVarP(&o.output, "output", "o", "", "write IN's tokens to this `file` (little-endian uint16)")
+	fs.BoolVar(&o.decode, "decode", false, "IN is a token file: print its text")
+	fs.StringVar(&o.ids, "ids", "", "print the ids of this `text` (no <s>), space-separated, on one line")
+	fs.BoolVar(&o.bos, "bos", false, "start the token file with <s> (id 1)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no counts and no progress on standard error")
+	return fs
+}
+
+func tokenizeUsage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprint(w, `Usage:
+  anestar tokenize -t tok.bin IN.txt -o OUT.bin                  encode a text file to a token file
+  anestar tokenize --train N --save tok.bin IN.txt [-o OUT.bin]  learn an N-piece vocabulary first
+  anestar tokenize -t tok.bin --decode IN.bin                    print the text of a token file
+  anestar tokenize -t tok.bin --ids "some text"                  print the ids of a text
+
+Vocabularies are llama2.c tokenizer.bin files; token files hold little-endian uint16 ids, no header
+(llama2.c's and nanoGPT's .bin). The text is encoded as one string, without <s> unless --bos.
+Counts and characters per token go to standard error, with a progress line on inputs over 1 MiB.
+Exit codes: 0 ok, 1 a file is missing or invalid, 2 usage error.
+
+Flags:
+`)
+	fmt.Fprint(w, flagUsages(fs))
+}
+
+func runTokenize(args []string, stdout, stderr io.Writer) int {
+	var o tokenizeOptions
+	fs := tokenizeFlags(&o)
+	fs.SetOutput(io.Discard)
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "anestar tokenize: "+format+"\n\n", a...)
+		tokenizeUsage(stderr, fs)
+		return exitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			tokenizeUsage(stdout, fs)
+			return exitOK
+		}
+		return usageErr("%v", err)
+	}
+	idsMode := fs.Changed("ids")
+	switch {
+	case fs.Changed("train") && o.vocab != "":
+		return usageErr("-t and --train exclude each other: use a vocabulary or learn one")
+	case fs.Changed("train") && o.train <= tokenizer.NumReserved:
+		return usageErr("--train %d: the vocabulary must have more than the %d reserved pieces (<unk>, <s>, </s>, 256 bytes)", o.train, tokenizer.NumReserved)
+	case fs.Changed("train") && o.save == "":
+		return usageErr("--train needs --save FILE for the learned vocabulary")
+	case o.save != "" && !fs.Changed("train"):
+		return usageErr("--save goes with --train")
+	case !fs.Changed("train") && o.vocab == "":
+		return usageErr("need -t tok.bin (or --train N --save tok.bin)")
+	case (o.decode || idsMode) && fs.Changed("train"):
+		return usageErr("--decode and --ids need -t, not --train")
+	case o.decode && idsMode:
+		return usageErr("--decode and --ids exclude each other")
+	case idsMode && fs.NArg() != 0:
+		return usageErr("--ids takes the text as its value; got the extra argument %q", fs.Arg(0))
+	case !idsMode && fs.NArg() != 1:
+		return usageErr("want one input file, got %d arguments", fs.NArg())
+	case o.decode && o.output != "":
+		return usageErr("--decode prints the text; -o is for encoding")
+	case !o.decode && !idsMode && !fs.Changed("train") && o.output == "":
+		return usageErr("need -o OUT.bin for the tokens")
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "anestar tokenize: %v\n", err)
+		return exitError
+	}
+	report := func(format string, a ...any) {
+		if !o.quiet {
+			fmt.Fprintf(stderr, format, a...)
+		}
+	}
+
+	var tok *tokenizer.Tokenizer
+	if o.vocab != "" {
+		var err error
+		if tok, err = tokenizer.Load(o.vocab); err != nil {
+			return fail(err)
+		}
+	}
+	switch {
+	case idsMode:
+		ids := tok.Encode(o.ids, false, false)
+		fmt.Fprintln(stdout, joinInts(ids))
+		report("%d chars, %d tokens, %s chars/token\n", utf8.RuneCountInString(o.ids), len(ids), perToken(utf8.RuneCountInString(o.ids), len(ids)))
+		return exitOK
+	case o.decode:
+		ids, err := tokenizer.LoadTokens(fs.Arg(0), tok.VocabSize())
+		if err != nil {
+			return fail(err)
+		}
+		text, err := tok.Decode(ids)
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := io.WriteString(stdout, text); err != nil {
+			return fail(err)
+		}
+		n := utf8.RuneCountInString(text)
+		report("%s: %d tokens, %d chars, %s chars/token\n", fs.Arg(0), len(ids), n, perToken(n, len(ids)))
+		return exitOK
+	}
+
+	in := fs.Arg(0)
+	data, err := tokenizer.ReadFile(in)
+	if err != nil {
+		return fail(err)
+	}
+	text := string(data)
+	prog := newLineProgress(stderr, !o.quiet && len(text) >= largeInput)
+	if fs.Changed("train") {
+		start := time.Now()
+		tok, err = tokenizer.TrainProgress(text, o.train, func(done, n int) { prog.show("training: %d/%d pieces", done, n) })
+		prog.clear()
+		if err != nil {
+			return fail(err)
+		}
+		if err := tok.Save(o.save); err != nil {
+			return fail(err)
+		}
+		report("%s: learned %d pieces in %.2f s, saved to %s\n", in, tok.VocabSize(), time.Since(start).Seconds(), o.save)
+		if o.output == "" {
+			return exitOK
+		}
+	}
+	if tok.VocabSize() > tokenizer.MaxTokenFileVocab {
+		return fail(fmt.Errorf("%s has %d pieces: uint16 token files hold ids of vocabularies of at most %d pieces", o.vocab, tok.VocabSize(), tokenizer.MaxTokenFileVocab))
+	}
+	ids := tok.EncodeProgress(text, o.bos, false, func(done, total int) {
+		prog.show("encoding: %d%%", 100*int64(done)/int64(max(total, 1)))
+	})
+	prog.clear()
+	if err := tokenizer.SaveTokens(o.output, ids, tok.VocabSize()); err != nil {
+		return fail(err)
+	}
+	n := utf8.RuneCountInString(text)
+	report("%s: %d bytes, %d chars, %d tokens (vocabulary of %d pieces), %s chars/token; wrote %s\n",
+		in, len(data), n, len(ids), tok.VocabSize(), perToken(n, len(ids)), o.output)
+	return exitOK
+}
+
+func joinInts(ids []int) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Itoa(id))
+	}
+	return b.String()
+}
+
+func perToken(chars, tokens int) string {
+	if tokens == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(chars)/float64(tokens), 'f', 3, 64)
+}
+
+// A lineProgress shows one progress line on standard error: redrawn in place on a terminal, else a
+// line every 10 seconds.
+type lineProgress struct {
+	w        io.Writer
+	on, tty  bool
+	last     time.Time
+	interval time.Duration
+	shown    bool
+}
+
+func newLineProgress(w io.Writer, on bool) *lineProgress {
+	p := &lineProgress{w: w, on: on, tty: isTerminal(w), last: time.Now(), interval: 10 * time.Second}
+	if p.tty {
+		p.interval = 200 * time.Millisecond
+	}
+	return p
+}
+
+func (p *lineProgress) show(format string, a ...any) {
+	if !p.on || time.Since(p.last) < p.interval {
+		return
+	}
+	p.last = time.Now()
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\x1b[K"+format, a...)
+		p.shown = true
+	} else {
+		fmt.Fprintf(p.w, format+"\n", a...)
+	}
+}
+
+// clear removes a line redrawn in place.
+func (p *lineProgress) clear() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.shown = false
+	}
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anestar/anestar/tokenizer"
+)
+
+const spVocab = "../../tokenizer/testdata/sp_slice.bin"
+
+func TestTokenizeIDs(t *testing.T) {
+	tok, err := tokenizer.Load(spVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "Newton's  Opticks, 1704 é\n"
+	code, out, errs := runCkptCLI("tokenize", "-t", spVocab, "--ids", text)
+	if code != exitOK {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	if want := joinInts(tok.Encode(text, false, false)) + "\n"; out != want {
+		t.Fatalf("stdout %q, want %q", out, want)
+	}
+	if !strings.Contains(errs, "26 chars,") || !strings.Contains(errs, "chars/token") {
+		t.Errorf("stderr %q lacks the counts", errs)
+	}
+}
+
+// TestTokenizeFiles trains, encodes, decodes and re-encodes a text file through the command.
+func TestTokenizeFiles(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Repeat("The light of the Sun, refracted by a Prism, is separated into Colours.\n", 40) + "café ✓\n"
+	in := filepath.Join(dir, "in.txt")
+	os.WriteFile(in, []byte(text), 0o644)
+	vocab, out1, out2 := filepath.Join(dir, "tok.bin"), filepath.Join(dir, "a.bin"), filepath.Join(dir, "b.bin")
+
+	code, _, errs := runCkptCLI("tokenize", "--train", "300", "--save", vocab, in, "-o", out1)
+	if code != exitOK || !strings.Contains(errs, "learned 300 pieces") || !strings.Contains(errs, "chars/token") {
+		t.Fatalf("train: code %d: %s", code, errs)
+	}
+	tok, err := tokenizer.Load(vocab)
+	if err != nil || tok.VocabSize() != 300 {
+		t.Fatalf("saved vocabulary: %v", err)
+	}
+	ids, err := tokenizer.LoadTokens(out1, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := tok.Encode(text, false, false); joinInts(ids) != joinInts(want) {
+		t.Fatal("the token file differs from Encode")
+	}
+	if code, _, errs := runCkptCLI("tokenize", "-t", vocab, in, "-o", out2); code != exitOK {
+		t.Fatalf("encode: code %d: %s", code, errs)
+	}
+	a, _ := os.ReadFile(out1)
+	b, _ := os.ReadFile(out2)
+	if string(a) != string(b) {
+		t.Fatal("encoding with the saved vocabulary gives other tokens")
+	}
+	code, out, errs := runCkptCLI("tokenize", "-t", vocab, "--decode", out1)
+	if code != exitOK || out != text {
+		t.Fatalf("decode: code %d, %d bytes out, want %d: %s", code, len(out), len(text), errs)
+	}
+	if !strings.Contains(errs, "tokens,") {
+		t.Errorf("decode stderr %q", errs)
+	}
+	// A token file with an id beyond the vocabulary names its position.
+	os.WriteFile(out2, []byte{5, 0, 0x2c, 1}, 0o644)
+	if code, _, errs := runCkptCLI("tokenize", "-t", vocab, "--decode", out2); code != exitError || !strings.Contains(errs, "token 1 (offset 2): id 300") {
+		t.Errorf("bad token file: code %d: %s", code, errs)
+	}
+	// A truncated vocabulary names the offset and the piece.
+	bad := filepath.Join(dir, "bad.bin")
+	data, _ := os.ReadFile(vocab)
+	os.WriteFile(bad, data[:len(data)-2], 0o644)
+	if code, _, errs := runCkptCLI("tokenize", "-t", bad, "--ids", "x"); code != exitError || !strings.Contains(errs, "piece 299") || !strings.Contains(errs, "offset") {
+		t.Errorf("truncated vocabulary: code %d: %s", code, errs)
+	}
+}
+
+func TestTokenizeUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{nil, "need -t"},
+		{[]string{"-t", "x.bin", "--train", "300", "in.txt"}, "exclude each other"},
+		{[]string{"--train", "300", "in.txt"}, "needs --save"},
+		{[]string{"--train", "259", "--save", "x", "in.txt"}, "more than the 259 reserved"},
+		{[]string{"-t", "x.bin", "in.txt"}, "need -o"},
+		{[]string{"-t", "x.bin", "--ids", "a", "in.txt"}, "extra argument"},
+		{[]string{"-t", "x.bin", "--decode", "--ids", "a"}, "exclude each other"},
+		{[]string{"-t", "x.bin", "a.txt", "b.txt", "-o", "o"}, "want one input file"},
+		{[]string{"--bogus"}, "unknown flag"},
+	} {
+		code, _, errs := runCkptCLI(append([]string{"tokenize"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(errs, c.msg) {
+			t.Errorf("%v: code %d, stderr %q; want usage error %q", c.args, code, errs, c.msg)
+		}
+	}
+	if code, out, _ := runCkptCLI("tokenize", "--help"); code != exitOK || !strings.Contains(out, `--ids "some text"`) {
+		t.Errorf("--help: code %d\n%s", code, out)
+	}
+}
+
+func TestLineProgress(t *testing.T) {
+	var b strings.Builder
+	p := newLineProgress(&b, true)
+	p.interval = 0
+	p.show("encoding: %d%%", 50)
+	p.show("encoding: %d%%", 75)
+	p.clear()
+	if got := b.String(); got != "encoding: 50%\nencoding: 75%\n" {
+		t.Errorf("progress lines %q", got)
+	}
+	b.Reset()
+	off := newLineProgress(&b, false)
+	off.interval = 0
+	off.show("x")
+	if b.Len() != 0 {
+		t.Errorf("a small input shows progress: %q", b.String())
+	}
+}

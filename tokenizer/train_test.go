@@ -1,0 +1,83 @@
+package tokenizer
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// opticks returns the text of data/Isaac.Newton-Opticks.txt.
+func opticks(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("../data/Isaac.Newton-Opticks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestTrainSegmentation trains on the corpus and checks that Encode reproduces the trainer's own
+// segmentation of the whole text, that decoding restores the text, and that the vocabulary survives
+// Save and Load with the same ids.
+func TestTrainSegmentation(t *testing.T) {
+	text := opticks(t)
+	for _, n := range []int{300, 1024} {
+		tr, err := train(text, n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := tr.tokenizer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.VocabSize() != n {
+			t.Fatalf("n=%d: vocabulary of %d pieces", n, tok.VocabSize())
+		}
+		want := tr.segmentation(text)
+		got := tok.Encode(text, false, false)
+		if !slices.Equal(got, want) {
+			i := 0
+			for i < len(got) && i < len(want) && got[i] == want[i] {
+				i++
+			}
+			t.Fatalf("n=%d: Encode gives %d tokens, the trainer %d; first difference at token %d", n, len(got), len(want), i)
+		}
+		back, err := tok.Decode(got)
+		if err != nil || back != text {
+			t.Fatalf("n=%d: decode does not restore the text (err %v)", n, err)
+		}
+		t.Logf("n=%d: %d tokens, %.3f bytes/token", n, len(got), float64(len(text))/float64(len(got)))
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestTrainPieceLength: a long word repeated many times merges only up to MaxPieceChars characters, and
+// Encode still reproduces the trainer's segmentation.
+func TestTrainPieceLength(t *testing.T) {
+	text := strings.Repeat("Newton's-Refrangibility-of-the-Rays-of-Light ", 500) + strings.Repeat("é", 300)
+	tr, err := train(text, 320, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tr.tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := 0
+	for id := NumReserved; id < tok.VocabSize(); id++ {
+		longest = max(longest, utf8.RuneCountInString(tok.Piece(id)))
+	}
+	if longest != MaxPieceChars {
+		t.Errorf("longest piece has %d characters, want %d", longest, MaxPieceChars)
+	}
+	if !slices.Equal(tok.Encode(text, false, false), tr.segmentation(text)) {
+		t.Error("Encode differs from the trainer's segmentation")
+	}
+	if _, err := Train(strings.Repeat("ab", 10), 300); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("a text too small for n: %v", err)
+	}
+}
