@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/cpu"
 )
 
@@ -26,18 +25,18 @@ func TestCastRoundsOnceAndWidensInPlace(t *testing.T) {
 	for i := range in {
 		in[i] = float32(math.Sin(float64(i)*0.7)) * float32(1+i) // values fp16 does not hold
 	}
-	for _, mode := range []ane.Numerics{ane.FP16, ane.FP32} {
-		k := compileText(t, ane.Options{Numerics: mode}, src)
+	for _, mode := range []Numerics{FP16, FP32} {
+		k := compileText(t, Options{Numerics: mode}, src)
 		var h, y, out *tensor
 		for _, s := range k.steps {
 			for _, o := range s.outs {
 				switch o.name {
 				case "h":
 					h = o
-					if mode == ane.FP16 && (s.run == nil || len(s.round) != 0) {
+					if mode == FP16 && (s.run == nil || len(s.round) != 0) {
 						t.Errorf("fp16: cast to fp16 should run once and round as it copies (run %v, %d rounding passes)", s.run != nil, len(s.round))
 					}
-					if mode == ane.FP32 && s.run != nil {
+					if mode == FP32 && s.run != nil {
 						t.Errorf("fp32: cast to fp16 changes no value and should not run")
 					}
 				case "y":
@@ -59,7 +58,7 @@ func TestCastRoundsOnceAndWidensInPlace(t *testing.T) {
 		got := run(t, k, in)[0]
 		for i, v := range in {
 			want := v * v
-			if mode == ane.FP16 {
+			if mode == FP16 {
 				r := cpu.RoundF16(v)
 				want = cpu.RoundF16(r * r)
 			}
