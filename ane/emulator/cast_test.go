@@ -7,8 +7,9 @@ import (
 	"github.com/anestar/anestar/cpu"
 )
 
-// The fp32 I/O of a kernel computing in fp16: the cast in rounds each value as it copies (one step, no
-// separate rounding pass), the cast out changes no value and shares its input's buffer (no step runs).
+// The fp32 I/O of a kernel computing in fp16: the cast in, the input's only reader, shares the input's
+// buffer and the input's transfer rounds the values; the cast out changes no value and shares its
+// input's buffer (no step runs either).
 func TestCastRoundsOnceAndWidensInPlace(t *testing.T) {
 	const src = `program(1.3)
 {
@@ -33,11 +34,11 @@ func TestCastRoundsOnceAndWidensInPlace(t *testing.T) {
 				switch o.name {
 				case "h":
 					h = o
-					if mode == FP16 && (s.run == nil || len(s.round) != 0) {
-						t.Errorf("fp16: cast to fp16 should run once and round as it copies (run %v, %d rounding passes)", s.run != nil, len(s.round))
+					if s.run != nil {
+						t.Errorf("mode %v: the cast of the input should share its buffer", mode)
 					}
-					if mode == FP32 && s.run != nil {
-						t.Errorf("fp32: cast to fp16 changes no value and should not run")
+					if r := k.inX[0].round; r != (mode == FP16) {
+						t.Errorf("mode %v: the input's transfer rounds: %v", mode, r)
 					}
 				case "y":
 					y = o
@@ -67,5 +68,41 @@ func TestCastRoundsOnceAndWidensInPlace(t *testing.T) {
 			}
 		}
 		k.Close()
+	}
+}
+
+// A cast to fp16 of a value with other readers rounds as it copies: one step, no separate rounding pass.
+func TestCastRoundsAsItCopies(t *testing.T) {
+	const src = `program(1.3)
+{
+    func main<ios18>(tensor<fp32, [1, 2, 1, 32]> x) {
+        string dh = const()[name=string("dh"), val=string("fp16")];
+        tensor<fp16, [1, 2, 1, 32]> h = cast(x=x, dtype=dh)[name=string("h")];
+        tensor<fp32, [1, 2, 1, 32]> x2 = add(x=x, y=x)[name=string("x2")];
+        string df = const()[name=string("df"), val=string("fp32")];
+        tensor<fp32, [1, 2, 1, 32]> hf = cast(x=h, dtype=df)[name=string("hf")];
+        tensor<fp32, [1, 2, 1, 32]> out = add(x=hf, y=x2)[name=string("out")];
+    } -> (out);
+}
+`
+	in := make([]float32, 64)
+	for i := range in {
+		in[i] = float32(math.Sin(float64(i)*0.7)) * float32(1+i)
+	}
+	k := compileText(t, Options{Numerics: FP16}, src)
+	defer k.Close()
+	if k.inX[0].round {
+		t.Errorf("an input with two readers is rounded on the way in")
+	}
+	for _, s := range k.steps {
+		if s.result == "h" && (s.run == nil || len(s.round) != 0) {
+			t.Errorf("cast to fp16 should run once and round as it copies (run %v, %d rounding passes)", s.run != nil, len(s.round))
+		}
+	}
+	got := run(t, k, in)[0]
+	for i, v := range in {
+		if want := cpu.RoundF16(v) + (v + v); got[i] != want {
+			t.Fatalf("out[%d] = %v, want %v", i, got[i], want)
+		}
 	}
 }

@@ -78,6 +78,10 @@ func (c *compiler) kernel() (*Kernel, error) {
 		// Filled from the surface at the start of each Eval: shared scratch.
 		t := &tensor{name: in.Name, shape: append([]int{}, in.Type.Shape...), dtype: in.Type.DType, data: c.newScratch(max(in.Type.NumElements(), 0))}
 		c.env[in.Name] = t
+		if c.inputs == nil {
+			c.inputs = map[*tensor]bool{}
+		}
+		c.inputs[t] = true
 		k.ins = append(k.ins, s)
 		k.inT = append(k.inT, t)
 	}
@@ -144,7 +148,7 @@ func (c *compiler) kernel() (*Kernel, error) {
 		k.outX = append(k.outX, newTransfer(s, segs, false))
 	}
 	for i, s := range k.ins {
-		k.inX = append(k.inX, newTransfer(s, []ioPiece{{data: k.inT[i].data}}, true))
+		k.inX = append(k.inX, newInputTransfer(s, k.inT[i]))
 	}
 	for _, s := range c.steps {
 		if len(s.outs) == 1 && elide[s.outs[0]] {

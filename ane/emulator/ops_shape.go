@@ -269,10 +269,37 @@ func splitOp(c *compiler, op *mil.Op) (step, error) {
 	return s, nil
 }
 
+// readers is the number of operand references to the value name, outputs counting one each.
+func (c *compiler) readers(name string) int {
+	n := 0
+	for _, op := range c.fn.Ops {
+		if op == nil {
+			continue
+		}
+		for _, a := range op.Args {
+			if a == nil {
+				continue
+			}
+			for _, o := range a.Operands {
+				if o.Ref != nil && o.Ref.Name == name {
+					n++
+				}
+			}
+		}
+	}
+	for _, r := range c.fn.Outputs {
+		if r.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
 // castOp builds cast. Conversion to fp16 is the step's fp16 rounding (none in FP32 mode); integer types
 // truncate toward zero; bool is x != 0. A cast to a float dtype that changes no value (fp16 to fp32,
 // any float cast in FP32 mode, fp16 to fp16) shares x's buffer, as a reshape does: float32 already
-// holds every value exactly. One that rounds to fp16 rounds as it copies, in one pass.
+// holds every value exactly. One that rounds to fp16 rounds as it copies, in one pass, or, when it is
+// the only reader of a function input, as the input's transfer reads the surface.
 func castOp(c *compiler, op *mil.Op) (step, error) {
 	x, out, err := c.xAndView(op)
 	if err != nil {
@@ -283,6 +310,12 @@ func castOp(c *compiler, op *mil.Op) (step, error) {
 	}
 	if out.dtype.IsFloat() && (!c.rounds(out) || isFloat16(x.dtype)) {
 		out.data, out.konst = x.data, x.konst
+		return step{outs: []*tensor{out}, exact: true}, nil
+	}
+	if out.dtype.IsFloat() && c.inputs[x] && !c.opts.CheckNumerics && c.readers(x.name) == 1 {
+		// The input's transfer rounds it as it reads it (newInputTransfer): the same values, one pass.
+		x.roundIn = true
+		out.data = x.data
 		return step{outs: []*tensor{out}, exact: true}, nil
 	}
 	out.data = c.plan.alloc(out.name, len(x.data))
