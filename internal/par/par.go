@@ -92,6 +92,17 @@ func ForGated(n, size int, join func() bool, leave func(), fn func(lo, hi int)) 
 		}
 	}
 	j.run()
+	// Take back offers no helper has picked up yet (ours, or another loop's, whose unclaimed pieces we
+	// then run): a job a helper never saw goes back to the pool now, not when that helper comes.
+	for range offer {
+		select {
+		case o := <-work:
+			o.help()
+			continue
+		default:
+		}
+		break
+	}
 	<-j.fin
 	j.release()
 }
