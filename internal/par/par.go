@@ -92,12 +92,22 @@ func ForGated(n, size int, join func() bool, leave func(), fn func(lo, hi int)) 
 		}
 	}
 	j.run()
-	// Take back offers no helper has picked up yet (ours, or another loop's, whose unclaimed pieces we
-	// then run): a job a helper never saw goes back to the pool now, not when that helper comes.
+	// Take back our offers that no helper has picked up yet, so that a job no helper saw goes back to
+	// the pool now, not when that helper comes. Another loop's offer found on the way is passed on
+	// (or dropped, its owner running the pieces), never run here: this goroutine may hold resources
+	// (cpu's core slots) that those pieces wait for.
 	for range offer {
 		select {
 		case o := <-work:
-			o.help()
+			if o != j {
+				select {
+				case work <- o:
+				default:
+					o.release()
+				}
+			} else {
+				o.release()
+			}
 			continue
 		default:
 		}
