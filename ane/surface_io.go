@@ -1,11 +1,9 @@
 package ane
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/internal/par"
 	"github.com/anestar/anestar/mil"
 )
@@ -66,23 +64,19 @@ func split(n, grain int, fn func(lo, hi int)) {
 // encode stores src as consecutive elements of dtype d in dst.
 func encode(d mil.DType, dst []byte, src []float32) {
 	if d == mil.FP16 {
-		cpu.EncodeF16To(dst[:2*len(src)], src)
+		half.EncodeF16To(dst[:2*len(src)], src)
 		return
 	}
-	for i, v := range src {
-		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
-	}
+	half.EncodeF32To(dst, src)
 }
 
 // decode loads consecutive elements of dtype d from src into dst.
 func decode(d mil.DType, dst []float32, src []byte) {
 	if d == mil.FP16 {
-		cpu.DecodeF16To(dst, src[:2*len(dst)])
+		half.DecodeF16To(dst, src[:2*len(dst)])
 		return
 	}
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-	}
+	half.DecodeF32To(dst, src)
 }
 
 // WriteChannels stores src, converted to the surface's dtype (fp16 rounds half to even), in channels

@@ -3,9 +3,6 @@ package builtins
 import (
 	"errors"
 	"fmt"
-	"os"
-	"runtime/debug"
-	"sync"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ane/emulator"
@@ -62,10 +59,9 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 		if err != nil {
 			return nil, err
 		}
-		collectSooner()
 		k, err = be.Compile(prog, w)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 		s.kernels = append(s.kernels, k)
 	}
@@ -74,25 +70,6 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 	kv.binding = binding{s: s, b: k, owner: kv, methods: kernelMethods}
 	kv.wrapSurfaces()
 	return kv, nil
-}
-
-// kernelGCPercent is the collector's growth target (GOGC) of a process that compiles kernels.
-const kernelGCPercent = 25
-
-var gcOnce sync.Once
-
-// collectSooner sets the collector's growth target to kernelGCPercent, once per process, unless the
-// GOGC environment variable sets it. A training run's heap is mostly the float buffers of kernels and
-// tensors, which hold no pointers and cost the collector nothing to mark, so collecting when the heap
-// has grown by a quarter costs little time; the default (100) lets the garbage of many recompiles grow
-// the heap to twice the live data. Measured on scripts/train_layer.star at the reference sizes, 100
-// steps: peak RSS 594 MB at GOGC=100, 457 MB at 50, 450 MB at 25, with the same step and compile times.
-func collectSooner() {
-	gcOnce.Do(func() {
-		if os.Getenv("GOGC") == "" {
-			debug.SetGCPercent(kernelGCPercent)
-		}
-	})
 }
 
 // aneQuery returns a builtin that takes no arguments and answers f of the session's backend.
@@ -249,11 +226,11 @@ func recvBinding(b *starlark.Builtin) *binding { return b.Receiver().(*binding) 
 func (bd *binding) closedErr(fn string) error {
 	switch {
 	case bd == &bd.owner.binding && bd.closed:
-		return fmt.Errorf("%s: the kernel is closed", fn)
+		return nameErrf(fn, "the %w", ane.ErrClosed)
 	case bd.closed:
-		return fmt.Errorf("%s: the binding is closed", fn)
+		return nameErrf(fn, "the binding is closed")
 	case bd.owner.closed:
-		return fmt.Errorf("%s: its kernel is closed", fn)
+		return nameErrf(fn, "its %w", ane.ErrClosed)
 	}
 	return nil
 }
@@ -269,9 +246,9 @@ func bindingEval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if err := bd.b.Eval(bd.s.ctx); err != nil {
 		var ne *ane.NumericsError
 		if errors.As(err, &ne) && bd.owner.where[ne.Op] != "" {
-			return nil, fmt.Errorf("%s: %w (op %q was built at %s)", b.Name(), err, ne.Op, bd.owner.where[ne.Op])
+			return nil, nameErrf(b.Name(), "%w (op %q was built at %s)", err, ne.Op, bd.owner.where[ne.Op])
 		}
-		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	bd.evals++
 	return starlark.None, nil
@@ -285,7 +262,7 @@ func bindingClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if !bd.closed {
 		bd.closed = true
 		if err := bd.b.Close(); err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 	}
 	return starlark.None, nil
@@ -301,7 +278,7 @@ func kernelBind(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	}
 	nb, err := k.k.Bind()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	bd := &binding{s: k.s, b: nb, owner: k, methods: bindingMethods}
 	bd.wrapSurfaces()
@@ -348,7 +325,7 @@ func surfTensorArgs(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.
 		return nil, nil, 0, 0, err
 	}
 	if t.Size()%s.Spatial() != 0 {
-		return nil, nil, 0, 0, fmt.Errorf("%s: %s has %d elements, not a whole number of channels of %d", b.Name(), t, t.Size(), s.Spatial())
+		return nil, nil, 0, 0, nameErrf(b.Name(), "%s has %d elements, not a whole number of channels of %d", t, t.Size(), s.Spatial())
 	}
 	if write {
 		err = t.readable(b.Name())
@@ -367,7 +344,7 @@ func surfWrite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		return nil, err
 	}
 	if err := s.WriteChannels(ch, n, t.data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -383,14 +360,14 @@ func surfRead(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		count = s.Channels() - ch
 	}
 	if count <= 0 || ch < 0 {
-		return nil, fmt.Errorf("%s: channels [%d, %d) are not a non-empty range of %s's %d", b.Name(), ch, ch+count, s.Name(), s.Channels())
+		return nil, nameErrf(b.Name(), "channels [%d, %d) are not a non-empty range of %s's %d", ch, ch+count, s.Name(), s.Channels())
 	}
 	t, err := NewTensor(count, s.Spatial())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if err := s.ReadChannels(ch, count, t.data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return t, nil
 }
@@ -401,7 +378,7 @@ func surfReadInto(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	if err := s.ReadChannels(ch, n, t.data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return t, nil
 }
@@ -417,7 +394,7 @@ func surfCopyFrom(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		count = src.s.Channels() - from
 	}
 	if err := s.CopyChannels(to, src.s, from, count); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -431,7 +408,7 @@ func surfWriteRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		return nil, err
 	}
 	if len(t.shape) != 2 {
-		return nil, fmt.Errorf("%s: %s is not 2-D", b.Name(), t)
+		return nil, nameErrf(b.Name(), "%s is not 2-D", t)
 	}
 	nch, ncol := t.shape[0], t.shape[1]
 	if transposed {
@@ -441,7 +418,7 @@ func surfWriteRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		return nil, err
 	}
 	if err := s.WriteRegion(ch, nch, col, ncol, t.data, transposed); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -454,10 +431,10 @@ func surfReadRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	}
 	t, err := NewTensor(nch, ncol)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if err := s.ReadRegion(ch, nch, col, ncol, t.data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return t, nil
 }
@@ -469,7 +446,7 @@ func surfFill(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, err
 	}
 	if err := s.Fill(float32(v)); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }

@@ -39,7 +39,7 @@ func (s *shapeArg) Unpack(v starlark.Value) error {
 	out := make([]int, seq.Len())
 	for i := range out {
 		if err := starlark.AsInt(seq.Index(i), &out[i]); err != nil {
-			return fmt.Errorf("shape element %d: %v", i, err)
+			return fmt.Errorf("shape element %d: %w", i, err)
 		}
 	}
 	*s = out
@@ -52,18 +52,18 @@ func shapeFromArgs(fn string, args starlark.Tuple) ([]int, error) {
 		if typ := args[0].Type(); typ == "list" || typ == "tuple" {
 			var s shapeArg
 			if err := s.Unpack(args[0]); err != nil {
-				return nil, fmt.Errorf("%s: %v", fn, err)
+				return nil, nameErr(fn, err)
 			}
 			return s, nil
 		}
 	}
 	if len(args) == 0 {
-		return nil, fmt.Errorf("%s: missing shape", fn)
+		return nil, nameErrf(fn, "missing shape")
 	}
 	shape := make([]int, len(args))
 	for i, a := range args {
 		if err := starlark.AsInt(a, &shape[i]); err != nil {
-			return nil, fmt.Errorf("%s: shape element %d: %v", fn, i, err)
+			return nil, nameErrf(fn, "shape element %d: %w", i, err)
 		}
 	}
 	return shape, nil
@@ -76,7 +76,7 @@ func dictItems(fn, what string, d *starlark.Dict) ([]string, []starlark.Value, e
 	for _, kv := range d.Items() {
 		k, ok := starlark.AsString(kv[0])
 		if !ok {
-			return nil, nil, fmt.Errorf("%s: %s keys must be strings, got %s", fn, what, kv[0].Type())
+			return nil, nil, nameErrf(fn, "%s keys must be strings, got %s", what, kv[0].Type())
 		}
 		keys = append(keys, k)
 		vals = append(vals, kv[1])
@@ -95,7 +95,7 @@ func tensorDict(fn, what string, d *starlark.Dict) ([]string, []*Tensor, error) 
 	for i, v := range vals {
 		t, ok := v.(*Tensor)
 		if !ok {
-			return nil, nil, fmt.Errorf("%s: %s[%q]: got %s, want tensor", fn, what, keys[i], v.Type())
+			return nil, nil, nameErrf(fn, "%s[%q]: got %s, want tensor", what, keys[i], v.Type())
 		}
 		if err := t.readable(fn); err != nil {
 			return nil, nil, err
@@ -109,13 +109,13 @@ func tensorDict(fn, what string, d *starlark.Dict) ([]string, []*Tensor, error) 
 func tensorList(fn, what string, v starlark.Value) ([]*Tensor, error) {
 	seq, ok := v.(starlark.Indexable)
 	if !ok || (v.Type() != "list" && v.Type() != "tuple") {
-		return nil, fmt.Errorf("%s: %s: got %s, want a list of tensors", fn, what, v.Type())
+		return nil, nameErrf(fn, "%s: got %s, want a list of tensors", what, v.Type())
 	}
 	out := make([]*Tensor, seq.Len())
 	for i := range out {
 		t, ok := seq.Index(i).(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("%s: %s[%d]: got %s, want tensor", fn, what, i, seq.Index(i).Type())
+			return nil, nameErrf(fn, "%s[%d]: got %s, want tensor", what, i, seq.Index(i).Type())
 		}
 		out[i] = t
 	}

@@ -20,7 +20,7 @@ P = struct(dim = 768, hidden = 2048, heads = 12, seq = 512)
 W = init_weights(P)
 MASK = causal_mask(P.seq)
 def build():
-    return [sdpa_fwd_taps(P, W, MASK), ffn_fwd_taps(P, W), ffn_bwd(P, W), sdpa_bwd1(P, W, MASK), qkv_bwd(P, W)]
+    return [gen[0] for gen in [sdpa_fwd_taps(P, W, MASK), ffn_fwd_taps(P, W), ffn_bwd(P, W), sdpa_bwd1(P, W, MASK), qkv_bwd(P, W)]]
 `
 
 // layerKernels prepares a session that has run layerKernelsSrc and returns a function that builds the

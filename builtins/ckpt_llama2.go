@@ -1,7 +1,6 @@
 package builtins
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/anestar/anestar/ckpt"
@@ -19,6 +18,9 @@ func (s *session) llama2Fns() []fnDef {
 			"layers.L.feed_forward.w1.weight and .w3 [hidden, dim], .w2 [dim, hidden]; norm.weight [dim]; output.weight [vocab, dim] " +
 			"when not shared). The header is checked against the file's size before anything is read; a defect names the field " +
 			"or tensor and its byte offset. The weights are read once, into the tensors.", fn: llama2Read},
+		{sig: "is_llama2(path)", doc: "True when path is a llama2.c model file rather than a checkpoint of ckpt.save: its name " +
+			"does not end in .safetensors and its first bytes are not a safetensors header (a missing file is not one). " +
+			"For scripts that take either kind of file.", fn: llama2Is},
 		{sig: "llama2_config(path)", doc: "Reads only the header of a llama2.c model file, checked against the file's size as " +
 			"read_llama2 checks it: the config dict read_llama2 would return, without reading the weights.", fn: llama2ConfigOf},
 		{sig: "write_llama2(path, config, tensors, version = 0)", doc: "Writes a llama2.c model file atomically: config as read_llama2 " +
@@ -38,7 +40,7 @@ func llama2Read(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	}
 	m, err := ckpt.ReadLlama2(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	c := m.Config
 	list := c.Tensors()
@@ -46,13 +48,21 @@ func llama2Read(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	for _, tt := range list {
 		t, err := TensorOf(m.Weights[tt.Name], tt.Shape...)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: tensor %q: %v", b.Name(), path, tt.Name, err)
+			return nil, nameErrf(b.Name(), "%s: tensor %q: %w", path, tt.Name, err)
 		}
 		tensors.SetKey(starlark.String(tt.Name), t)
 	}
 	return starlarkstruct.FromStringDict(starlark.String("llama2"), starlark.StringDict{
 		"version": starlark.MakeInt(m.Version), "config": llama2ConfigDict(c), "tensors": tensors,
 	}), nil
+}
+
+func llama2Is(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
+		return nil, err
+	}
+	return starlark.Bool(ckpt.IsLlama2File(path)), nil
 }
 
 func llama2ConfigOf(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -62,7 +72,7 @@ func llama2ConfigOf(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	}
 	h, err := ckpt.ReadLlama2Header(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return llama2ConfigDict(h.Config), nil
 }
@@ -89,7 +99,7 @@ func (s *session) llama2Write(_ *starlark.Thread, b *starlark.Builtin, args star
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: config: %v", b.Name(), err)
+		return nil, nameErrf(b.Name(), "config: %w", err)
 	}
 	shapes := map[string][]int{}
 	for _, tt := range c.Tensors() {
@@ -103,18 +113,18 @@ func (s *session) llama2Write(_ *starlark.Thread, b *starlark.Builtin, args star
 	for i, k := range keys {
 		t := vals[i]
 		if want, ok := shapes[k]; ok && !slices.Equal(t.shape, want) {
-			return nil, fmt.Errorf("%s: tensors[%q] is %s, want shape %s", b.Name(), k, t, shapeString(want))
+			return nil, nameErrf(b.Name(), "tensors[%q] is %s, want shape %s", k, t, shapeString(want))
 		}
 		m.Weights[k] = t.data
 	}
 	if err := m.CheckWeights(); err != nil {
-		return nil, fmt.Errorf("%s: tensors: %v", b.Name(), err)
+		return nil, nameErrf(b.Name(), "tensors: %w", err)
 	}
 	if err := s.check(b.Name()); err != nil {
 		return nil, err
 	}
 	if err := ckpt.SaveLlama2(path, m, version); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -135,23 +145,23 @@ func llama2Config(fn string, d, tensors *starlark.Dict) (ckpt.Llama2Config, erro
 		j := slices.Index(llama2ConfigKeys, k)
 		switch {
 		case j < 0:
-			return c, fmt.Errorf("%s: config has an unknown key %q (known: %v)", fn, k, llama2ConfigKeys)
+			return c, nameErrf(fn, "config has an unknown key %q (known: %v)", k, llama2ConfigKeys)
 		case j == len(ints):
 			v, ok := vals[i].(starlark.Bool)
 			if !ok {
-				return c, fmt.Errorf("%s: config[\"shared\"]: got %s, want bool", fn, vals[i].Type())
+				return c, nameErrf(fn, "config[\"shared\"]: got %s, want bool", vals[i].Type())
 			}
 			c.Shared = bool(v)
 		default:
 			if err := starlark.AsInt(vals[i], ints[j]); err != nil {
-				return c, fmt.Errorf("%s: config[%q]: %v", fn, k, err)
+				return c, nameErrf(fn, "config[%q]: %w", k, err)
 			}
 		}
 		seen[k] = true
 	}
 	for _, k := range llama2ConfigKeys[:len(ints)] {
 		if !seen[k] {
-			return c, fmt.Errorf("%s: config has no %q", fn, k)
+			return c, nameErrf(fn, "config has no %q", k)
 		}
 	}
 	return c, nil

@@ -1,7 +1,6 @@
 package builtins
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/anestar/anestar/ckpt"
@@ -19,7 +18,24 @@ func (s *session) ckptModule() *moduleDef {
 			{sig: "save(path, tensors, meta = {}, keep = 0)", doc: "Saves tensors (a dict of name to tensor, stored float32) and meta " +
 				"(a dict of name to any JSON value: the step, the random generator's state, the parameters, ...). keep > 0 keeps " +
 				"that many older checkpoints as PATH.1, PATH.2, ...", fn: s.ckptSave},
-			{sig: "read(path)", doc: "Reads a checkpoint (`load` is a Starlark keyword): a struct with tensors (a dict of name to tensor) and meta (a dict of name to value).", fn: ckptLoad},
+			{sig: "read(path)", doc: "Reads a checkpoint (`load` is a Starlark keyword): a struct with tensors (a dict of name to tensor: the float ones; " +
+				"others, such as save_state's random generator state, are left out) and meta (a dict of name to value).", fn: ckptLoad},
+			{sig: "save_state(path, weights, optim = None, grads = None, step = 0, times = {}, meta = {}, structural = [], keep = 0)", doc: "Saves a run's " +
+				"training state in the checkpoint convention of package ckpt: weights (a dict of name to tensor) as param/NAME, " +
+				"the optimizer's slots as optim/NAME/SLOT and its update count, grads (the gradients accumulated in an " +
+				"unfinished optimizer window, by weight name) as optim/NAME/grad, step (the next step to run), the run's random " +
+				"generator, times (a dict of accumulated seconds), meta (a dict of JSON values), every parameter of params() " +
+				"with its value, and structural, the names of the parameters that fix the state's shape (a resume compares " +
+				"them). Each tensor's CRC-32C goes in the metadata, checked on load. The path is locked for the rest of the " +
+				"run (see process.outputs).", fn: s.ckptSaveState},
+			{sig: "load_state(path, weights, optim = None, grads = None)", doc: "Restores a state saved by save_state into the run: " +
+				"weights (a dict of the run's tensors; every one must be in the checkpoint with its shape, and nothing else), " +
+				"the optimizer's slots and count, grads (restored when the checkpoint has them, else zeroed) and the random generator. The whole file is checked before anything is " +
+				"changed; every error names the file, the tensor and what was expected. The parameters the checkpoint recorded are " +
+				"compared with the run's: a structural one (save_state's structural) that differs is an error naming both values, " +
+				"the others that differ are printed in a note. Returns a struct: path, step, times " +
+				"(dict), params (the parameters saved with it, a dict), structural (a list of names) and meta (dict). A " +
+				"metrics file opened after it to append drops its lines from that step on.", fn: s.ckptLoadState},
 			{sig: "exists(path)", doc: "True when path exists: whether there is a checkpoint to resume from.", fn: ckptExists},
 		}, s.llama2Fns()...),
 	}
@@ -42,7 +58,7 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 		t := vals[i]
 		ct, err := ckpt.FromFloat32(ckpt.F32, t.shape, t.data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: tensors[%q]: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "tensors[%q]: %w", k, err)
 		}
 		f.Tensors[k] = ct
 	}
@@ -53,15 +69,18 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 	for i, k := range mkeys {
 		enc, err := starlark.Call(thread, json.Module.Members["encode"], starlark.Tuple{mvals[i]}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: meta[%q]: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "meta[%q]: %w", k, err)
 		}
 		f.Metadata[k] = string(enc.(starlark.String))
 	}
 	if err := s.check(b.Name()); err != nil {
 		return nil, err
 	}
+	if err := s.lockOutput(path); err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
 	if err := ckpt.Save(path, f, ckpt.SaveOptions{Keep: keep}); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -73,14 +92,17 @@ func ckptLoad(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	f, err := ckpt.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	tensors := starlark.NewDict(len(f.Tensors))
 	for _, k := range sortedKeys(f.Tensors) {
 		ct := f.Tensors[k]
+		if ct.DType != ckpt.F32 && ct.DType != ckpt.F16 && ct.DType != ckpt.BF16 {
+			continue // not a float tensor (save_state's random generator state): no tensor holds it
+		}
 		data, err := ct.Float32()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: tensor %q: %v", b.Name(), path, k, err)
+			return nil, nameErrf(b.Name(), "%s: tensor %q: %w", path, k, err)
 		}
 		shape := ct.Shape
 		if len(shape) == 0 {
@@ -88,13 +110,13 @@ func ckptLoad(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		}
 		t, err := TensorOf(data, shape...)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: tensor %q: %v", b.Name(), path, k, err)
+			return nil, nameErrf(b.Name(), "%s: tensor %q: %w", path, k, err)
 		}
 		tensors.SetKey(starlark.String(k), t)
 	}
 	meta := starlark.NewDict(len(f.Metadata))
 	for _, k := range sortedKeys(f.Metadata) {
-		v, err := starlark.Call(thread, json.Module.Members["decode"], starlark.Tuple{starlark.String(f.Metadata[k])}, nil)
+		v, err := decodeJSON(thread, f.Metadata[k])
 		if err != nil {
 			v = starlark.String(f.Metadata[k]) // metadata written by another program: keep the text
 		}

@@ -1,7 +1,6 @@
 package builtins
 
 import (
-	"fmt"
 	"math"
 	"strings"
 
@@ -52,13 +51,13 @@ func cpuRMSNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	if w.Size() != C {
-		return nil, fmt.Errorf("%s: w has %d values, x %s has %d channels", b.Name(), w.Size(), x, C)
+		return nil, nameErrf(b.Name(), "w has %d values, x %s has %d channels", w.Size(), x, C)
 	}
 	if err := readWrite(b.Name(), []*Tensor{x, w}, out); err != nil {
 		return nil, err
 	}
 	if err := cpu.RMSNorm(out.data, x.data, w.data, C, S, float32(eps)); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return out, nil
 }
@@ -74,13 +73,13 @@ func cpuRMSNormBackward(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 		return nil, err
 	}
 	if w.Size() != C || dw.Size() != C {
-		return nil, fmt.Errorf("%s: w has %d values and dw %d, x %s has %d channels", b.Name(), w.Size(), dw.Size(), x, C)
+		return nil, nameErrf(b.Name(), "w has %d values and dw %d, x %s has %d channels", w.Size(), dw.Size(), x, C)
 	}
 	if err := readWrite(b.Name(), []*Tensor{dy, x, w}, dx, dw); err != nil {
 		return nil, err
 	}
 	if err := cpu.RMSNormBackward(dx.data, dw.data, dy.data, x.data, w.data, C, S, float32(eps)); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -94,7 +93,7 @@ func activation(fn, kind string, slope starlark.Value) (cpu.Activation, error) {
 	if slope != nil && slope != starlark.None {
 		f, ok := starlark.AsFloat(slope)
 		if !ok {
-			return cpu.Activation{}, fmt.Errorf("%s: for parameter slope: got %s, want number or None", fn, slope.Type())
+			return cpu.Activation{}, nameErrf(fn, "for parameter slope: got %s, want number or None", slope.Type())
 		}
 		s = f
 	}
@@ -103,7 +102,7 @@ func activation(fn, kind string, slope starlark.Value) (cpu.Activation, error) {
 	}
 	a, err := cpu.ActivationNamed(kind, float32(s))
 	if err != nil {
-		return a, fmt.Errorf("%s: %v", fn, err)
+		return a, nameErr(fn, err)
 	}
 	return a, nil
 }
@@ -126,7 +125,7 @@ func cpuActivation(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		return nil, err
 	}
 	if err := a.Forward(y.data, x.data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return y, nil
 }
@@ -149,14 +148,14 @@ func cpuActivationBackward(_ *starlark.Thread, b *starlark.Builtin, args starlar
 		return nil, err
 	}
 	if err := a.Backward(dx.data, dy.data, x.data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return dx, nil
 }
 
 func rows2D(fn string, t *Tensor) (int, int, error) {
 	if len(t.shape) != 2 {
-		return 0, 0, fmt.Errorf("%s: %s is not 2-D", fn, t)
+		return 0, 0, nameErrf(fn, "%s is not 2-D", t)
 	}
 	return t.shape[0], t.shape[1], nil
 }
@@ -177,7 +176,7 @@ func cpuSoftmax(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	if err := cpu.Softmax(y.data, x.data, r, c); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return y, nil
 }
@@ -198,7 +197,7 @@ func cpuSoftmaxBackward(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 		return nil, err
 	}
 	if err := cpu.SoftmaxBackward(dx.data, dy.data, y.data, r, c); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return dx, nil
 }
@@ -210,7 +209,7 @@ func optGrad(fn string, g starlark.Value, like *Tensor) ([]float32, error) {
 	}
 	t, ok := g.(*Tensor)
 	if !ok {
-		return nil, fmt.Errorf("%s: for parameter grad: got %s, want tensor or None", fn, g.Type())
+		return nil, nameErrf(fn, "for parameter grad: got %s, want tensor or None", g.Type())
 	}
 	if err := sameShape(fn, t, like); err != nil {
 		return nil, err
@@ -252,9 +251,21 @@ func cpuMSE(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	}
 	l, err := cpu.MSE(g, pred.data, target.data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.Float(l), nil
+}
+
+// logitsArgs checks a loss's 2-D logits [rows, cols], readable, and its optional gradient output.
+func logitsArgs(fn string, logits *Tensor, grad starlark.Value) (rows, cols int, g []float32, err error) {
+	if rows, cols, err = rows2D(fn, logits); err != nil {
+		return 0, 0, nil, err
+	}
+	if err := logits.readable(fn); err != nil {
+		return 0, 0, nil, err
+	}
+	g, err = optGrad(fn, grad, logits)
+	return rows, cols, g, err
 }
 
 func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -264,14 +275,7 @@ func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "logits", &logits, "target", &target, "grad?", &grad, "probs?", &probs); err != nil {
 		return nil, err
 	}
-	r, c, err := rows2D(b.Name(), logits)
-	if err != nil {
-		return nil, err
-	}
-	if err := logits.readable(b.Name()); err != nil {
-		return nil, err
-	}
-	g, err := optGrad(b.Name(), grad, logits)
+	r, c, g, err := logitsArgs(b.Name(), logits, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -292,10 +296,10 @@ func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	case *starlark.List, starlark.Tuple:
 		var labels shapeArg
 		if err := labels.Unpack(t); err != nil {
-			return nil, fmt.Errorf("%s: target: %v", b.Name(), err)
+			return nil, nameErrf(b.Name(), "target: %w", err)
 		}
 		if len(labels) != r {
-			return nil, fmt.Errorf("%s: %d labels for %d rows", b.Name(), len(labels), r)
+			return nil, nameErrf(b.Name(), "%d labels for %d rows", len(labels), r)
 		}
 		if probs {
 			var hot []float32
@@ -307,10 +311,10 @@ func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 			l, err = cpu.CrossEntropyLabels(g, logits.data, labels, r, c)
 		}
 	default:
-		return nil, fmt.Errorf("%s: for parameter target: got %s, want tensor or list of class indices", b.Name(), target.Type())
+		return nil, nameErrf(b.Name(), "for parameter target: got %s, want tensor or list of class indices", target.Type())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.Float(l), nil
 }
@@ -320,7 +324,7 @@ func oneHot(fn string, labels []int, cols int) ([]float32, error) {
 	hot := make([]float32, len(labels)*cols)
 	for r, l := range labels {
 		if l < 0 || l >= cols {
-			return nil, fmt.Errorf("%s: labels[%d] = %d out of range [0, %d)", fn, r, l, cols)
+			return nil, nameErrf(fn, "labels[%d] = %d out of range [0, %d)", r, l, cols)
 		}
 		hot[r*cols+l] = 1
 	}
@@ -339,7 +343,7 @@ func cpuBinaryCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlar
 		l, err = cpu.BinaryCrossEntropy(g, pred.data, target.data)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.Float(l), nil
 }
@@ -354,7 +358,7 @@ func cpuRegularize(l2 bool) impl {
 			return nil, err
 		}
 		if !(lam >= 0) || math.IsInf(float64(lam), 1) {
-			return nil, fmt.Errorf("%s: lam = %g, want a finite number >= 0", b.Name(), float64(lam))
+			return nil, nameErrf(b.Name(), "lam = %g, want a finite number >= 0", float64(lam))
 		}
 		if err := w.readable(b.Name()); err != nil {
 			return nil, err
@@ -376,7 +380,7 @@ func cpuRegularize(l2 bool) impl {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 		return starlark.Float(pen), nil
 	}
@@ -388,7 +392,7 @@ func biasGradArgs(fn string, args starlark.Tuple, kwargs []starlark.Tuple) (db, 
 		return nil, nil, err
 	}
 	if db.st == dy.st {
-		return nil, nil, fmt.Errorf("%s: db shares storage with dy", fn)
+		return nil, nil, nameErrf(fn, "db shares storage with dy")
 	}
 	if err := dy.readable(fn); err != nil {
 		return nil, nil, err
@@ -409,10 +413,10 @@ func cpuBiasGrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		return nil, err
 	}
 	if db.Size() != c {
-		return nil, fmt.Errorf("%s: db %s has %d values, dy %s has %d columns", b.Name(), db, db.Size(), dy, c)
+		return nil, nameErrf(b.Name(), "db %s has %d values, dy %s has %d columns", db, db.Size(), dy, c)
 	}
 	if err := cpu.BiasGrad(db.data, dy.data, r, c); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return db, nil
 }
@@ -424,10 +428,10 @@ func cpuBiasGradChannels(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	}
 	C, S := channels2D(dy)
 	if db.Size() != C {
-		return nil, fmt.Errorf("%s: db %s has %d values, dy %s has %d channels", b.Name(), db, db.Size(), dy, C)
+		return nil, nameErrf(b.Name(), "db %s has %d values, dy %s has %d channels", db, db.Size(), dy, C)
 	}
 	if err := cpu.BiasGradChannels(db.data, dy.data, C, S); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return db, nil
 }
@@ -442,7 +446,7 @@ func cpuClipValue(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	if err := cpu.ClipByValue(g.data, float32(limit)); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return g, nil
 }
@@ -467,12 +471,17 @@ func gradSlices(fn string, v starlark.Value, write bool) ([][]float32, error) {
 	return out, nil
 }
 
-func cpuGlobalNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var grads starlark.Value
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "grads", &grads); err != nil {
+// readSlices unpacks the one argument name, a list of tensors, and returns their data to be read.
+func readSlices(b *starlark.Builtin, name string, args starlark.Tuple, kwargs []starlark.Tuple) ([][]float32, error) {
+	var v starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, name, &v); err != nil {
 		return nil, err
 	}
-	gs, err := gradSlices(b.Name(), grads, false)
+	return gradSlices(b.Name(), v, false)
+}
+
+func cpuGlobalNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	gs, err := readSlices(b, "grads", args, kwargs)
 	if err != nil {
 		return nil, err
 	}
@@ -491,7 +500,7 @@ func cpuClipNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	}
 	n, err := cpu.ClipByGlobalNorm(float32(maxNorm), gs...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.Float(n), nil
 }

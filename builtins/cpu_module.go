@@ -1,8 +1,6 @@
 package builtins
 
 import (
-	"fmt"
-
 	"github.com/anestar/anestar/cpu"
 	"go.starlark.net/starlark"
 )
@@ -25,6 +23,7 @@ func (s *session) cpuModule() *moduleDef {
 		},
 	}
 	m.fns = append(m.fns, s.cpuMathFns()...)
+	m.fns = append(m.fns, cpuLMFns()...)
 	m.fns = append(m.fns, fnDef{sig: "queue()", doc: "A new serial queue of host math that runs beside the script; see the queue type.", fn: s.cpuQueue})
 	return m
 }
@@ -57,7 +56,7 @@ func unpackSgemm(fn string, args starlark.Tuple, kwargs []starlark.Tuple) (*sgem
 		t *Tensor
 	}{{"a", g.a}, {"b", g.b}, {"c", g.c}} {
 		if len(x.t.shape) != 2 {
-			return nil, fmt.Errorf("%s: %s is %s, want 2-D", fn, x.n, x.t)
+			return nil, nameErrf(fn, "%s is %s, want 2-D", x.n, x.t)
 		}
 	}
 	g.m, g.k = g.a.shape[0], g.a.shape[1]
@@ -70,11 +69,10 @@ func unpackSgemm(fn string, args starlark.Tuple, kwargs []starlark.Tuple) (*sgem
 	}
 	g.n = n
 	if kb != g.k || g.c.shape[0] != g.m || g.c.shape[1] != g.n {
-		return nil, fmt.Errorf("%s: shapes do not chain: op(a) is [%d, %d], op(b) is [%d, %d], c is %s",
-			fn, g.m, g.k, kb, n, shapeString(g.c.shape))
+		return nil, nameErrf(fn, "shapes do not chain: op(a) is [%d, %d], op(b) is [%d, %d], c is %s", g.m, g.k, kb, n, shapeString(g.c.shape))
 	}
 	if g.c.st == g.a.st || g.c.st == g.b.st {
-		return nil, fmt.Errorf("%s: c shares storage with an input", fn)
+		return nil, nameErrf(fn, "c shares storage with an input")
 	}
 	return g, nil
 }
@@ -96,7 +94,7 @@ func (s *session) cpuSgemm(_ *starlark.Thread, b *starlark.Builtin, args starlar
 		return nil, err
 	}
 	if err := g.run(); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return g.c, nil
 }

@@ -44,6 +44,18 @@
 // error, and Result.Checked lists the programs (CheckedProgram). Scripts build every kernel and stop
 // before training, so that a size that does not fit is found in a second.
 //
+// # Errors
+//
+// A builtin's error is a BuiltinError: "name: cause", wrapping the cause, so that errors.As on the
+// error Run returns finds the typed errors beneath (mil.ErrorList, *ckpt.FormatError, ane.ErrClosed)
+// through the *starlark.EvalError that carries it. The script's own fail() gives one too.
+//
+// # Process-wide settings
+//
+// The package changes no process-wide setting: the command anestar sets the collector's target
+// (GOGC 25, which keeps the heap of a run that recompiles kernels near its live data) in its main; a
+// program that embeds the host and trains may want debug.SetGCPercent(25) too.
+//
 // # Concurrency
 //
 // A script runs on one goroutine. Work queued on a queue runs on another, and the tensors it uses are

@@ -80,19 +80,14 @@ func varTypes(vs []*mil.Var) string {
 // budget.
 func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	if err := mil.Check(prog); err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	if err := mil.CheckWeights(prog, w); err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
-	var main *mil.Func
-	for _, f := range prog.Funcs {
-		if f.Name == "main" {
-			main = f
-		}
-	}
+	main := prog.Main()
 	if main == nil {
-		return nil, fmt.Errorf("%s: the program has no func main", fn)
+		return nil, nameErrf(fn, "the program has no func main")
 	}
 	types := map[string]*mil.Var{}
 	for _, in := range main.Inputs {
@@ -112,7 +107,7 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	for _, out := range main.Outputs {
 		v := types[out.Name]
 		if v == nil {
-			return nil, fmt.Errorf("%s: output %s is not defined", fn, out.Name)
+			return nil, nameErrf(fn, "output %s is not defined", out.Name)
 		}
 		c.Outputs = append(c.Outputs, v)
 	}
@@ -126,7 +121,7 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	}
 	k, err := newDryKernel(c.Pos, c.Inputs, c.Outputs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	s.checked = append(s.checked, c)
 	return k, nil
@@ -146,14 +141,14 @@ func newDryKernel(where string, ins, outs []*mil.Var) (*dryKernel, error) {
 	for _, v := range ins {
 		sf, err := ane.NewHeapSurface(v.Name, v.Type)
 		if err != nil {
-			return nil, fmt.Errorf("input %v", err)
+			return nil, fmt.Errorf("input %w", err)
 		}
 		k.inputs = append(k.inputs, sf)
 	}
 	for _, v := range outs {
 		sf, err := ane.NewHeapSurface(v.Name, v.Type)
 		if err != nil {
-			return nil, fmt.Errorf("output %v", err)
+			return nil, fmt.Errorf("output %w", err)
 		}
 		k.outputs = append(k.outputs, sf)
 	}

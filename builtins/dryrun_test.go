@@ -48,6 +48,15 @@ ane.compile(p)`, "s.star:4:13: in <toplevel>\nError in mil.program.matmul"},
 p.input("x", "fp16", [1, 4, 1, 8])
 ane.compile(p)`, "ane.compile: "},
 		{`ane.compile(1)`, "ane.compile: for parameter program: got int, want mil.program"},
+		// p.weight checks what it does not encode: the tensor's size against the shape, and the dtype.
+		{`mil.program().weight("w", tensor.ones(3, 5), shape = [1, 16, 1, 1])`,
+			`mil.program.weight: op "w" (const): weight tensor<fp16, [1, 16, 1, 1]> needs 16 values, got 15`},
+		{`mil.program().weight("w", tensor.ones(3, 5), shape = [1, 16, 1, 1], transpose = True)`,
+			"mil.program.weight: transpose: shape [1 16 1 1] holds 16 values, the transpose of [3, 5] has 15"},
+		{`mil.program().weight("w", tensor.ones(3, 5), dtype = "int8")`, "cannot store float data as int8"},
+		{`p = mil.program()
+p.output(p.mul(x = p.input("x", "fp16", [1, 2, 1, 2]), y = p.weight("w", tensor.ones(1, 2, 1, 2))))
+p.save("never")`, "mil.program.save: a dry run (anestar check) checks weights without writing their values"},
 	} {
 		_, res, err := runStar(t, Config{Script: "s.star", Source: []byte(c.src), DryRun: true})
 		ee, ok := err.(*starlark.EvalError)

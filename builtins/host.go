@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/anestar/anestar/ane"
-	"go.starlark.net/lib/json"
+	"github.com/anestar/anestar/ckpt"
+	"github.com/anestar/anestar/internal/safefile"
 	starmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -34,6 +34,7 @@ type Config struct {
 	Seed   uint64            // seed of the run's random generator
 
 	Stdout   io.Writer // where print and progress lines go; nil discards them
+	Stderr   io.Writer // where process.log lines go (what is not the run's output); nil discards them
 	Quiet    bool      // process.quiet; print and progress output are discarded
 	Terminal bool      // Stdout is a terminal: progress redraws one line in place
 	DryRun   bool      // process.dry_run: ane.compile checks programs but compiles nothing (see CheckedProgram)
@@ -44,6 +45,12 @@ type Config struct {
 	// process.exec is an error. If it returns nil (a test's recorder), the run stops and Result.Exec
 	// holds argv.
 	Exec func(argv []string) error
+
+	// Stop, when set, lets the host ask the script to stop at a safe point (process.interrupted).
+	Stop *Stop
+	// Warn receives warnings that do not stop the run (a metrics file that cannot be written);
+	// when nil they go to Stdout.
+	Warn io.Writer
 
 	Builtins starlark.StringDict            // extra predeclared names, added to (and overriding) the modules
 	Modules  map[string]starlark.StringDict // extra modules for load(name, ...), by exact name
@@ -60,6 +67,10 @@ type Result struct {
 	Params  []Param             // the parameters the script declared, with the values used
 	Exec    []string            // non-nil when the script called process.exec and Config.Exec returned
 	Checked []CheckedProgram    // in a dry run, the programs ane.compile checked, in call order
+	// Checkpoint is the path of the last training state ckpt.save_state wrote (or else the one
+	// ckpt.load_state restored), "" for none, and CheckpointStep the step it holds.
+	Checkpoint     string
+	CheckpointStep int64
 }
 
 // ErrExec is wrapped by the error that stops a script after process.exec.
@@ -79,6 +90,7 @@ type session struct {
 	cfg     *Config
 	ctx     context.Context
 	out     *lineWriter
+	errw    *lineWriter // process.log lines: Config.Stderr
 	rng     *rng
 	start   time.Time
 	loads   map[string]*loadEntry // by absolute path
@@ -90,8 +102,15 @@ type session struct {
 	checked []CheckedProgram      // programs checked by a dry run
 	now     func() time.Time      // the clock of progress reports; time.Now unless a test sets it
 
-	progresses []*progress // every progress report made, ended at the end
-	mu         sync.Mutex  // guards closers against concurrent appends (queues run elsewhere)
+	timers     timers                    // the phase totals of process.timers()
+	progresses []*progress               // every progress report made, ended at the end
+	locks      map[string]*ckpt.PathLock // checkpoint locks held, by absolute path
+	saved      string                    // the last checkpoint ckpt.save_state wrote
+	savedStep  int64                     // its step
+	// resumedStep is the step of the state ckpt.load_state restored, -1 before: a metrics file
+	// opened to append drops its lines from this step on.
+	resumedStep int64
+	mu          sync.Mutex // guards closers against concurrent appends (queues run elsewhere)
 
 	predeclared starlark.StringDict
 }
@@ -105,10 +124,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg:   &cfg,
 		ctx:   ctx,
 		out:   &lineWriter{w: cfg.Stdout},
+		errw:  &lineWriter{w: cfg.Stderr},
 		now:   time.Now,
 		rng:   newRNG(cfg.Seed),
 		start: time.Now(),
 		loads: map[string]*loadEntry{},
+
+		resumedStep: -1,
 	}
 	if cfg.now != nil {
 		s.now = cfg.now
@@ -116,13 +138,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Stdout == nil || cfg.Quiet {
 		s.out.w = io.Discard
 	}
+	if cfg.Stderr == nil || cfg.Quiet {
+		s.errw.w = io.Discard
+	}
 	s.backend = cfg.Backend
 	s.predeclared = s.makePredeclared()
 	defer s.finish()
 
-	src := any(nil)
-	if cfg.Source != nil {
-		src = cfg.Source
+	src := cfg.Source
+	if src == nil {
+		b, err := readFile(cfg.Script)
+		if err != nil {
+			return &Result{}, err
+		}
+		src = b
 	}
 	thread := s.newThread("main")
 	if cfg.Setup != nil {
@@ -135,7 +164,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if qerr := s.drain(); err == nil {
 		err = qerr
 	}
-	res := &Result{Globals: globals, Checked: s.checked}
+	res := &Result{Globals: globals, Checked: s.checked, Checkpoint: s.saved, CheckpointStep: s.savedStep}
 	if s.params != nil {
 		res.Params = s.params.list
 	}
@@ -145,7 +174,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, nil
 	}
 	if err != nil && ctx.Err() != nil {
-		return res, fmt.Errorf("%w: %v", ctx.Err(), err)
+		return res, fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
 	if err == nil && len(cfg.Params) > 0 && s.params == nil {
 		return res, fmt.Errorf("%s: parameters were set (%s) but the script declares none with params()", cfg.Script, strings.Join(sortedKeys(cfg.Params), ", "))
@@ -168,16 +197,19 @@ func (s *session) newThread(name string) *starlark.Thread {
 		Print: func(_ *starlark.Thread, msg string) { s.out.println(msg) },
 		Load:  s.load,
 	}
+	th.SetLocal(sessionKey, s)
 	return th
 }
 
 // makePredeclared builds the global names every script and loaded file sees.
 func (s *session) makePredeclared() starlark.StringDict {
 	d := starlark.StringDict{
-		"params": starlark.NewBuiltin("params", s.paramsBuiltin),
-		"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
-		"math":   starmath.Module,
-		"json":   json.Module,
+		"fail":    starlark.NewBuiltin("fail", fail),
+		"params":  starlark.NewBuiltin("params", s.paramsBuiltin),
+		"sprintf": starlark.NewBuiltin("sprintf", sprintf),
+		"struct":  starlark.NewBuiltin("struct", starlarkstruct.Make),
+		"math":    starmath.Module,
+		"json":    jsonModule,
 	}
 	for _, m := range s.modules() {
 		d[m.name] = m.module()
@@ -205,7 +237,7 @@ func (s *session) modules() []*moduleDef {
 // check returns ctx's error once the run is cancelled; long builtins call it between pieces of work.
 func (s *session) check(fn string) error {
 	if err := s.ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", fn, err)
+		return nameErr(fn, err)
 	}
 	return nil
 }
@@ -243,6 +275,15 @@ func (s *session) finish() {
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i].Close()
 	}
+	s.unlockAll()
+}
+
+// warnWriter returns where warnings go: Config.Warn, else the run's output.
+func (s *session) warnWriter() io.Writer {
+	if s.cfg.Warn != nil {
+		return s.cfg.Warn
+	}
+	return s.out
 }
 
 // getBackend returns the run's backend, opening it on first use.
@@ -250,12 +291,15 @@ func (s *session) getBackend(fn string) (ane.Backend, error) {
 	if s.backend == nil {
 		b, err := ane.Open(s.cfg.BackendName, s.cfg.Settings)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", fn, err)
+			return nil, nameErr(fn, err)
 		}
 		s.backend = b
 	}
 	return s.backend, nil
 }
 
-// readFile reads a script file.
-func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
+// maxScript bounds a script file's size: Starlark source far beyond any real script is a mistake.
+const maxScript = 64 << 20
+
+// readFile reads a script file: a regular file, of at most maxScript bytes.
+func readFile(name string) ([]byte, error) { return safefile.ReadFile(name, maxScript) }

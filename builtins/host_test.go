@@ -1,6 +1,7 @@
 package builtins
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -117,5 +118,24 @@ func TestExtraBuiltins(t *testing.T) {
 	}
 	if got := res.Globals["r"]; got.String() != "4" {
 		t.Errorf("r = %v, want 4", got)
+	}
+}
+
+// TestWriteAndLog checks process.write (output without newlines, a print after it on a line of its own)
+// and process.log (lines to Stderr), and that --quiet silences both.
+func TestWriteAndLog(t *testing.T) {
+	src := []byte(`process.write("ab"); process.write("c"); print("d"); process.log("x", 1, "y")`)
+	for _, quiet := range []bool{false, true} {
+		var out, errw bytes.Buffer
+		if _, err := Run(context.Background(), Config{Script: "w.star", Source: src, Stdout: &out, Stderr: &errw, Quiet: quiet}); err != nil {
+			t.Fatal(err)
+		}
+		wantOut, wantErr := "abc\nd\n", "x 1 y\n"
+		if quiet {
+			wantOut, wantErr = "", ""
+		}
+		if out.String() != wantOut || errw.String() != wantErr {
+			t.Errorf("quiet %v: stdout %q, stderr %q; want %q, %q", quiet, out.String(), errw.String(), wantOut, wantErr)
+		}
 	}
 }

@@ -16,7 +16,7 @@ func (s *session) milModule() *moduleDef {
 			"each op is checked (argument types, shapes) when it is added, so a mistake is reported at the op " +
 			"that makes it. Every op of the op table is a method of the builder, named after the op.",
 		fns: []fnDef{
-			{sig: "program()", doc: "A new, empty program builder with one function, main.", fn: milProgramNew},
+			{sig: "program()", doc: "A new, empty program builder with one function, main.", fn: s.milProgramNew},
 			{sig: "parse(text, filename = \"program.mil\")", doc: "Parses and checks MIL text (weights must be inline consts), giving a program that can be compiled.", fn: milParse},
 			{sig: "ops()", doc: "The names of the ops in the op table, sorted.", fn: milOps},
 		},
@@ -31,6 +31,7 @@ type milProgram struct {
 	outs   []*milVar         // declared outputs
 	sealed bool              // compiled: no more changes
 	where  map[string]string // op result name -> the script position ("file:line:col") of the call that built it
+	dry    bool              // built in a dry run: p.weight checks its tensor and writes zeros, not its values
 }
 
 // milVar is a named, typed value of one program.
@@ -57,11 +58,11 @@ var programType = &typeDef{
 		{sig: "outputs", doc: "The declared outputs, a list of vars."},
 		{sig: "input(name, dtype, shape)", doc: "Declares an input of main: a tensor of dtype (\"fp16\", \"fp32\", ...) and shape, e.g. [1, 768, 1, 512].", fn: progInput},
 		{sig: "const(value, dtype = \"fp16\", name = \"\")", doc: "A const op: a number (a scalar of dtype), a bool, a string, a list of ints (int32 tensor), or a tensor (an inline tensor literal of dtype).", fn: progConst},
-		{sig: "weight(name, t, dtype = \"fp16\", shape = None, transpose = False)", doc: "A const whose data, tensor t converted to dtype (fp16, bf16 or fp32), lives in the weight file @model_path/weights/NAME.bin; shape defaults to t's. With transpose, t must be 2-D [r, c] and the data is its transpose [c, r] (the default shape), written without a transposed copy of t: what a backward kernel's W^T needs.", fn: progWeight},
+		{sig: "weight(name, t, dtype = \"fp16\", shape = None, transpose = False)", doc: "A const whose data, tensor t converted to dtype (fp16, bf16 or fp32), lives in the weight file @model_path/weights/NAME.bin; shape defaults to t's. With transpose, t must be 2-D [r, c] and the data is its transpose [c, r] (the default shape), written without a transposed copy of t: what a backward kernel's W^T needs. In a dry run (process.dry_run) t's size and the dtype are checked but its values are not encoded, so checking a large model costs little.", fn: progWeight},
 		{sig: "op(kind, name = \"\", **args)", doc: "Adds an op of any kind by name, as the op methods do.", fn: progOp},
 		{sig: "output(*vars)", doc: "Adds vars to main's results, in order.", fn: progOutput},
 		{sig: "text()", doc: "Checks the program and returns its MIL text.", fn: progText},
-		{sig: "save(dir)", doc: "Checks the program and writes it with its weights as a model directory: DIR/model.mil and the weight files under DIR/weights/, the layout the ANE backend stages; `anestar mil run DIR` runs it outside a script.", fn: progSave},
+		{sig: "save(dir)", doc: "Checks the program and writes it with its weights as a model directory: DIR/model.mil and the weight files under DIR/weights/, the layout the ANE backend stages; `anestar mil run DIR` runs it outside a script. A dry run has no weight values to write: there it is an error.", fn: progSave},
 	},
 }
 
@@ -148,11 +149,11 @@ func (v *milVar) Attr(name string) (starlark.Value, error) {
 	return nil, nil
 }
 
-func milProgramNew(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func (s *session) milProgramNew(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
 		return nil, err
 	}
-	return &milProgram{b: mil.NewBuilder()}, nil
+	return &milProgram{b: mil.NewBuilder(), dry: s.cfg.DryRun}, nil
 }
 
 func milParse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -166,7 +167,7 @@ func milParse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		err = mil.Check(prog)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	p := &milProgram{parsed: prog}
 	for _, f := range prog.Funcs {
@@ -200,11 +201,11 @@ func milOps(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 func (p *milProgram) builder(fn string) (*mil.Builder, error) {
 	switch {
 	case p.b == nil:
-		return nil, fmt.Errorf("%s: a parsed program cannot be changed", fn)
+		return nil, nameErrf(fn, "a parsed program cannot be changed")
 	case p.sealed:
-		return nil, fmt.Errorf("%s: the program was compiled and cannot be changed; start a new mil.program()", fn)
+		return nil, nameErrf(fn, "the program was compiled and cannot be changed; start a new mil.program()")
 	case p.b.Err() != nil:
-		return nil, fmt.Errorf("%s: the program has an earlier error (%v)", fn, p.b.Err())
+		return nil, nameErrf(fn, "the program has an earlier error (%w)", p.b.Err())
 	}
 	return p.b, nil
 }
@@ -229,7 +230,7 @@ func (p *milProgram) build(fn string) (*mil.Program, mil.Weights, error) {
 	}
 	prog, w, err := p.b.Build()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nil, nameErr(fn, err)
 	}
 	return prog, w, nil
 }
@@ -239,7 +240,7 @@ func recvProgram(b *starlark.Builtin) *milProgram { return b.Receiver().(*milPro
 func parseDType(fn, s string) (mil.DType, error) {
 	d, ok := mil.ParseDType(s)
 	if !ok {
-		return 0, fmt.Errorf("%s: unknown dtype %q", fn, s)
+		return 0, nameErrf(fn, "unknown dtype %q", s)
 	}
 	return d, nil
 }
@@ -268,9 +269,9 @@ func progInput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 // failed cannot be used further; scripts treat these errors as fatal.
 func (p *milProgram) takeErr(fn string) error {
 	if err := p.b.Err(); err != nil {
-		return fmt.Errorf("%s: %v", fn, err)
+		return nameErr(fn, err)
 	}
-	return fmt.Errorf("%s: failed", fn)
+	return nameErrf(fn, "failed")
 }
 
 func progConst(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -305,11 +306,11 @@ func progConst(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	case *starlark.List, starlark.Tuple:
 		var ints shapeArg
 		if err := ints.Unpack(x); err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 		val = mil.IntsValue(ints...)
 	default:
-		return nil, fmt.Errorf("%s: for parameter value: got %s, want number, bool, string, list of ints or tensor", b.Name(), value.Type())
+		return nil, nameErrf(b.Name(), "for parameter value: got %s, want number, bool, string, list of ints or tensor", value.Type())
 	}
 	v := bl.Const(name, val)
 	if v == nil {
@@ -333,7 +334,7 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	if transpose && len(t.shape) != 2 {
-		return nil, fmt.Errorf("%s: transpose: %s is not 2-D", b.Name(), t)
+		return nil, nameErrf(b.Name(), "transpose: %s is not 2-D", t)
 	}
 	if shape == nil {
 		shape = t.shape
@@ -345,11 +346,16 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	var v *mil.Var
-	if transpose {
-		if v, err = weightTransposed(bl, name, dt, shape, t.data, t.shape[0], t.shape[1]); err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	switch {
+	case transpose:
+		if v, err = weightTransposed(bl, name, dt, shape, t.data, t.shape[0], t.shape[1], p.dry); err != nil {
+			return nil, nameErr(b.Name(), err)
 		}
-	} else {
+	case p.dry:
+		// A dry run checks programs and never runs them: the values are not encoded (at large sizes that
+		// was most of a dry run's time and memory).
+		v = bl.WeightZeros(name, dt, shape, len(t.data))
+	default:
 		v = bl.Weight(name, dt, shape, t.data)
 	}
 	if v == nil {
@@ -361,14 +367,14 @@ func progWeight(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 func progOp(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	p := recvProgram(b)
 	if len(args) < 1 {
-		return nil, fmt.Errorf("%s: missing the op kind", b.Name())
+		return nil, nameErrf(b.Name(), "missing the op kind")
 	}
 	kind, ok := starlark.AsString(args[0])
 	if !ok {
-		return nil, fmt.Errorf("%s: for parameter kind: got %s, want string", b.Name(), args[0].Type())
+		return nil, nameErrf(b.Name(), "for parameter kind: got %s, want string", args[0].Type())
 	}
 	if _, ok := mil.LookupOp(kind); !ok {
-		return nil, fmt.Errorf("%s: unknown op %q (mil.ops() lists them)", b.Name(), kind)
+		return nil, nameErrf(b.Name(), "unknown op %q (mil.ops() lists them)", kind)
 	}
 	return p.addOp(th, b.Name()+"("+kind+")", kind, args[1:], kwargs)
 }
@@ -377,7 +383,7 @@ func progOp(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 // the call for errors that name the op later (a numerics check names its result).
 func (p *milProgram) addOp(th *starlark.Thread, fn, kind string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if len(args) > 0 {
-		return nil, fmt.Errorf("%s: pass the op's arguments by name, e.g. x = v", fn)
+		return nil, nameErrf(fn, "pass the op's arguments by name, e.g. x = v")
 	}
 	bl, err := p.builder(fn)
 	if err != nil {
@@ -390,20 +396,20 @@ func (p *milProgram) addOp(th *starlark.Thread, fn, kind string, args starlark.T
 		if k == "name" {
 			s, ok := starlark.AsString(kv[1])
 			if !ok {
-				return nil, fmt.Errorf("%s: name: got %s, want string", fn, kv[1].Type())
+				return nil, nameErrf(fn, "name: got %s, want string", kv[1].Type())
 			}
 			name = s
 			continue
 		}
 		a, err := p.opArg(kv[1])
 		if err != nil {
-			return nil, fmt.Errorf("%s: argument %s: %v", fn, k, err)
+			return nil, nameErrf(fn, "argument %s: %w", k, err)
 		}
 		margs[k] = a
 	}
 	vs, err := bl.Op(kind, name, margs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	if th != nil && th.CallStackDepth() > 1 {
 		if p.where == nil {
@@ -485,7 +491,7 @@ func (p *milProgram) opArg(v starlark.Value) (any, error) {
 func progOutput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	p := recvProgram(b)
 	if len(kwargs) > 0 {
-		return nil, fmt.Errorf("%s: unexpected keyword arguments", b.Name())
+		return nil, nameErrf(b.Name(), "unexpected keyword arguments")
 	}
 	bl, err := p.builder(b.Name())
 	if err != nil {
@@ -495,7 +501,7 @@ func progOutput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	for i, a := range args {
 		mv, ok := a.(*milVar)
 		if !ok || mv.p != p {
-			return nil, fmt.Errorf("%s: argument %d: want a var of this program, got %s", b.Name(), i+1, a.Type())
+			return nil, nameErrf(b.Name(), "argument %d: want a var of this program, got %s", i+1, a.Type())
 		}
 		vs = append(vs, mv.v)
 		p.outs = append(p.outs, mv)
@@ -525,12 +531,15 @@ func progSave(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "dir", &dir); err != nil {
 		return nil, err
 	}
+	if p.dry {
+		return nil, nameErrf(b.Name(), "a dry run (anestar check) checks weights without writing their values, so it saves no program; skip the save when process.dry_run is True")
+	}
 	prog, w, err := p.build(b.Name())
 	if err != nil {
 		return nil, err
 	}
 	if err := mil.WriteModelDir(dir, prog, w); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", b.Name(), dir, err)
+		return nil, nameErrf(b.Name(), "%s: %w", dir, err)
 	}
 	return starlark.None, nil
 }

@@ -23,12 +23,14 @@ func (s *session) optimModule() *moduleDef {
 			{sig: "adagrad(params, eps = 1e-8)", doc: "AdaGrad.", fn: optimNew("adagrad")},
 			{sig: "rmsprop(params, rho = 0.9, eps = 1e-8)", doc: "RMSProp.", fn: optimNew("rmsprop")},
 			{sig: "adam(params, b1 = 0.9, b2 = 0.999, eps = 1e-8)", doc: "Adam with bias correction, as the reference trains with.", fn: optimNew("adam")},
-			{sig: "adamw(params, b1 = 0.9, b2 = 0.999, eps = 1e-8, weight_decay = 0.01)", doc: "Adam with decoupled weight decay.", fn: optimNew("adamw")},
+			{sig: "adamw(params, b1 = 0.9, b2 = 0.999, eps = 1e-8, weight_decay = 0.01, no_decay = [])", doc: "Adam with decoupled weight decay (torch.optim.AdamW): " +
+				"w *= 1 - lr * weight_decay before each update, except for the parameters named in no_decay (norm gains, biases: " +
+				"a language model decays its matrices only).", fn: optimNew("adamw")},
 			{sig: "constant(lr)", doc: "A schedule: lr at every step.", fn: schedNew("constant")},
 			{sig: "step_decay(base, gamma, every)", doc: "A schedule: base * gamma^floor(step / every).", fn: schedNew("step_decay")},
 			{sig: "exponential(base, gamma)", doc: "A schedule: base * gamma^step.", fn: schedNew("exponential")},
 			{sig: "cosine(base, floor, steps)", doc: "A schedule: from base down to floor over steps along half a cosine, then floor.", fn: schedNew("cosine")},
-			{sig: "warmup(steps, then)", doc: "A schedule: a linear ramp to then(0) over steps, then the schedule then, restarted at 0.", fn: schedNew("warmup")},
+			{sig: "warmup(steps, then)", doc: "A schedule: a linear ramp to then(0) over steps, then the schedule then, restarted at 0: step s < steps gives then(0) * (s + 1) / steps, later steps then(s - steps). then is a schedule or any function of the step that returns a number (a def or a lambda: a custom schedule).", fn: schedNew("warmup")},
 		},
 	}
 }
@@ -87,6 +89,7 @@ func optimNew(kind string) impl {
 		var params *starlark.Dict
 		b1, b2, eps, wd, beta, rho := number(0.9), number(0.999), number(1e-8), number(0.01), number(0.9), number(0.9)
 		var dampening number
+		var noDecay *starlark.List
 		nesterov := false
 		pairs := []any{"params", &params}
 		switch kind {
@@ -99,15 +102,19 @@ func optimNew(kind string) impl {
 		case "adam":
 			pairs = append(pairs, "b1?", &b1, "b2?", &b2, "eps?", &eps)
 		case "adamw":
-			pairs = append(pairs, "b1?", &b1, "b2?", &b2, "eps?", &eps, "weight_decay?", &wd)
+			pairs = append(pairs, "b1?", &b1, "b2?", &b2, "eps?", &eps, "weight_decay?", &wd, "no_decay?", &noDecay)
 		}
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
 			return nil, err
 		}
 		if !(dampening >= 0 && dampening <= 1) {
-			return nil, fmt.Errorf("%s: dampening = %g, want a number in [0, 1]", b.Name(), float64(dampening))
+			return nil, nameErrf(b.Name(), "dampening = %g, want a number in [0, 1]", float64(dampening))
 		}
 		keys, vals, err := dictItems(b.Name(), "params", params)
+		if err != nil {
+			return nil, err
+		}
+		skip, err := noDecayNames(b.Name(), noDecay, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +122,7 @@ func optimNew(kind string) impl {
 		for i, k := range keys {
 			t, ok := vals[i].(*Tensor)
 			if !ok {
-				return nil, fmt.Errorf("%s: params[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
+				return nil, nameErrf(b.Name(), "params[%q]: got %s, want tensor", k, vals[i].Type())
 			}
 			n := t.Size()
 			var opt cpu.Optimizer
@@ -133,7 +140,11 @@ func optimNew(kind string) impl {
 			case "adam":
 				opt = cpu.NewAdam(n, float32(b1), float32(b2), float32(eps))
 			case "adamw":
-				opt = cpu.NewAdamW(n, float32(b1), float32(b2), float32(eps), float32(wd))
+				if skip[k] {
+					opt = cpu.NewAdam(n, float32(b1), float32(b2), float32(eps))
+				} else {
+					opt = cpu.NewAdamW(n, float32(b1), float32(b2), float32(eps), float32(wd))
+				}
 			}
 			o.params[k], o.opts[k] = t, opt
 			o.names = append(o.names, k)
@@ -141,6 +152,29 @@ func optimNew(kind string) impl {
 		sort.Strings(o.names)
 		return o, nil
 	}
+}
+
+// noDecayNames checks that every name of list (nil: none) is one of keys and returns them as a set.
+func noDecayNames(fn string, list *starlark.List, keys []string) (map[string]bool, error) {
+	set := map[string]bool{}
+	if list == nil {
+		return set, nil
+	}
+	known := map[string]bool{}
+	for _, k := range keys {
+		known[k] = true
+	}
+	for i := range list.Len() {
+		n, ok := starlark.AsString(list.Index(i))
+		if !ok {
+			return nil, fmt.Errorf("%s: no_decay[%d]: got %s, want a parameter name", fn, i, list.Index(i).Type())
+		}
+		if !known[n] {
+			return nil, fmt.Errorf("%s: no_decay[%d] = %q is not a parameter (%v)", fn, i, n, keys)
+		}
+		set[n] = true
+	}
+	return set, nil
 }
 
 func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -158,20 +192,20 @@ func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	for i, k := range keys {
 		t, ok := vals[i].(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("%s: grads[%q]: got %s, want tensor", b.Name(), k, vals[i].Type())
+			return nil, nameErrf(b.Name(), "grads[%q]: got %s, want tensor", k, vals[i].Type())
 		}
 		w, ok := o.params[k]
 		if !ok {
-			return nil, fmt.Errorf("%s: grads[%q]: not a parameter of this optimizer (%v)", b.Name(), k, o.names)
+			return nil, nameErrf(b.Name(), "grads[%q]: not a parameter of this optimizer (%v)", k, o.names)
 		}
 		if t.Size() != w.Size() {
-			return nil, fmt.Errorf("%s: grads[%q] %s has %d elements, the parameter %s has %d", b.Name(), k, t, t.Size(), w, w.Size())
+			return nil, nameErrf(b.Name(), "grads[%q] %s has %d elements, the parameter %s has %d", k, t, t.Size(), w, w.Size())
 		}
 		g[k] = t
 	}
 	for _, k := range o.names {
 		if g[k] == nil {
-			return nil, fmt.Errorf("%s: grads has no %q", b.Name(), k)
+			return nil, nameErrf(b.Name(), "grads has no %q", k)
 		}
 		if err := g[k].readable(b.Name()); err != nil {
 			return nil, err
@@ -182,7 +216,7 @@ func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	}
 	for _, k := range o.names {
 		if err := o.opts[k].Step(o.params[k].data, g[k].data, float32(lr)); err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "%s: %w", k, err)
 		}
 	}
 	return starlark.None, nil
@@ -214,11 +248,11 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	get := func(key string) (*Tensor, error) {
 		v, found, _ := st.Get(starlark.String(key))
 		if !found {
-			return nil, fmt.Errorf("%s: state has no %q", b.Name(), key)
+			return nil, nameErrf(b.Name(), "state has no %q", key)
 		}
 		t, ok := v.(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("%s: state[%q]: got %s, want tensor", b.Name(), key, v.Type())
+			return nil, nameErrf(b.Name(), "state[%q]: got %s, want tensor", key, v.Type())
 		}
 		return t, nil
 	}
@@ -227,7 +261,7 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	if stepsT.Size() != 1 {
-		return nil, fmt.Errorf("%s: state[\"steps\"] has %d elements, want 1", b.Name(), stepsT.Size())
+		return nil, nameErrf(b.Name(), "state[\"steps\"] has %d elements, want 1", stepsT.Size())
 	}
 	steps := int(stepsT.data[0])
 	// Check everything before changing anything.
@@ -241,7 +275,7 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 				return nil, err
 			}
 			if t.Size() != len(sl.Data) {
-				return nil, fmt.Errorf("%s: state[%q] has %d elements, want %d", b.Name(), k+"/"+sl.Name, t.Size(), len(sl.Data))
+				return nil, nameErrf(b.Name(), "state[%q] has %d elements, want %d", k+"/"+sl.Name, t.Size(), len(sl.Data))
 			}
 			if err := t.readable(b.Name()); err != nil {
 				return nil, err
@@ -252,16 +286,19 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	}
 	for _, k := range o.names {
 		if err := o.opts[k].SetState(news[k]); err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", b.Name(), k, err)
+			return nil, nameErrf(b.Name(), "%s: %w", k, err)
 		}
 	}
 	return starlark.None, nil
 }
 
-// schedule is a learning-rate schedule, callable with a step number.
+// schedule is a learning-rate schedule, callable with a step number: a cpu.Schedule, or a warmup in
+// front of a script's function of the step.
 type schedule struct {
 	desc string
-	s    cpu.Schedule
+	s    cpu.Schedule      // the schedule; nil when then is set
+	then starlark.Callable // optim.warmup(steps, f) of a function f: f(step - steps) after the ramp
+	ramp int               // the warmup's steps, with then
 }
 
 var _ starlark.Callable = (*schedule)(nil)
@@ -272,12 +309,36 @@ func (s *schedule) Freeze()               {}
 func (s *schedule) Truth() starlark.Bool  { return true }
 func (s *schedule) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: schedule") }
 func (s *schedule) Name() string          { return "schedule" }
-func (s *schedule) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func (s *schedule) CallInternal(thread *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var step int
 	if err := starlark.UnpackArgs(s.desc, args, kwargs, "step", &step); err != nil {
 		return nil, err
 	}
+	if s.then != nil {
+		return s.warmupCall(thread, step)
+	}
 	return starlark.Float(s.s.LR(step)), nil
+}
+
+// warmupCall is cpu.Warmup's rule in front of a script's function: a linear ramp to then(0) over the
+// first ramp steps, then then(step - ramp).
+func (s *schedule) warmupCall(thread *starlark.Thread, step int) (starlark.Value, error) {
+	at := step - max(s.ramp, 0)
+	if step < s.ramp {
+		at = 0
+	}
+	v, err := starlark.Call(thread, s.then, starlark.Tuple{starlark.MakeInt(at)}, nil)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := starlark.AsFloat(v)
+	if !ok {
+		return nil, fmt.Errorf("%s: then(%d) returned %s, want a number", s.desc, at, v.Type())
+	}
+	if step < s.ramp {
+		f = f * float64(max(step, 0)+1) / float64(s.ramp)
+	}
+	return starlark.Float(f), nil
 }
 
 var scheduleType = &typeDef{
@@ -290,7 +351,7 @@ func schedNew(kind string) impl {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var base, gamma, floor number
 		var every, steps int
-		var then *schedule
+		var then starlark.Callable
 		var err error
 		var sc cpu.Schedule
 		switch kind {
@@ -299,6 +360,9 @@ func schedNew(kind string) impl {
 			sc = cpu.Constant{Rate: float32(base)}
 		case "step_decay":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma, "every", &every)
+			if err == nil && every < 1 {
+				err = nameErrf(b.Name(), "every = %d: want at least 1 step between decays", every)
+			}
 			sc = cpu.StepDecay{Base: float32(base), Gamma: float32(gamma), Every: every}
 		case "exponential":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma)
@@ -308,9 +372,14 @@ func schedNew(kind string) impl {
 			sc = cpu.Cosine{Base: float32(base), Floor: float32(floor), Steps: steps}
 		case "warmup":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "steps", &steps, "then", &then)
-			if err == nil {
-				sc = cpu.Warmup{Steps: steps, Then: then.s}
+			if err != nil {
+				break
 			}
+			if ts, ok := then.(*schedule); ok && ts.s != nil {
+				sc = cpu.Warmup{Steps: steps, Then: ts.s}
+				break
+			}
+			return &schedule{desc: "optim.warmup(...)", then: then, ramp: steps}, nil
 		}
 		if err != nil {
 			return nil, err

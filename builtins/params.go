@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -43,7 +44,7 @@ func (s *session) paramsBuiltin(thread *starlark.Thread, b *starlark.Builtin, ar
 		if text, ok := s.cfg.Params[name]; ok {
 			v, err := ParseValue(thread, name, text, kv[1])
 			if err != nil {
-				return nil, fmt.Errorf("params: %v", err)
+				return nil, nameErr("params", err)
 			}
 			p.Value = v
 		}
@@ -145,17 +146,36 @@ func article(typ string) string {
 // ScriptParams finds the script's params(...) call at top level and returns its parameters without
 // running the script: each default is evaluated on its own when it is a constant expression (else only
 // its text is given), and the comment after it on its line is its Doc. This is what --help lists.
+//
+// An argument **NAME, where NAME is a dict(...) of parameters that the script defines at top level or
+// load()s from a library file (relative to the script's folder), contributes that dict's entries in
+// its order, read the same way from the file that defines it: scripts share parameters so. When such a
+// NAME cannot be read, ScriptParams returns no parameters and no error (the run checks them).
 func ScriptParams(filename string, src any) ([]Param, error) {
+	f, lines, err := parseWithComments(filename, src)
+	if err != nil {
+		return nil, err
+	}
+	call := findParamsCall(f.Stmts)
+	if call == nil {
+		return nil, nil
+	}
+	return callParams(filename, f, lines, call.Args, 0)
+}
+
+// parseWithComments parses a script (src, or the file when src is nil) with its comments and returns
+// it with its lines.
+func parseWithComments(filename string, src any) (*syntax.File, []string, error) {
 	if src == nil {
 		b, err := readFile(filename)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		src = b
 	}
 	f, err := FileOptions.Parse(filename, src, syntax.RetainComments)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var text string
 	switch s := src.(type) {
@@ -164,13 +184,29 @@ func ScriptParams(filename string, src any) ([]Param, error) {
 	case []byte:
 		text = string(s)
 	}
-	lines := strings.Split(text, "\n")
-	call := findParamsCall(f.Stmts)
-	if call == nil {
-		return nil, nil
-	}
+	return f, strings.Split(text, "\n"), nil
+}
+
+// maxParamsDepth bounds how many files a chain of **NAME arguments may pass through.
+const maxParamsDepth = 4
+
+// callParams returns the parameters of the keyword arguments args of a params() or dict() call in f
+// (of the file filename, whose lines are given), following **NAME arguments.
+func callParams(filename string, f *syntax.File, lines []string, args []syntax.Expr, depth int) ([]Param, error) {
 	var out []Param
-	for _, a := range call.Args {
+	for _, a := range args {
+		if u, ok := a.(*syntax.UnaryExpr); ok && u.Op == syntax.STARSTAR {
+			id, ok := u.X.(*syntax.Ident)
+			if !ok || depth >= maxParamsDepth {
+				return nil, nil
+			}
+			ps, err := sharedParams(filename, f, lines, id.Name, depth+1)
+			if err != nil || ps == nil {
+				return nil, nil
+			}
+			out = append(out, ps...)
+			continue
+		}
 		kw, ok := a.(*syntax.BinaryExpr)
 		if !ok || kw.Op != syntax.EQ {
 			continue
@@ -191,6 +227,38 @@ func ScriptParams(filename string, src any) ([]Param, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// sharedParams returns the parameters of the dict name that f (with its lines) defines at top level
+// (NAME = dict(...)), or that it loads from another file, or nil when there is none.
+func sharedParams(filename string, f *syntax.File, lines []string, name string, depth int) ([]Param, error) {
+	for _, st := range f.Stmts {
+		switch st := st.(type) {
+		case *syntax.AssignStmt:
+			id, ok := st.LHS.(*syntax.Ident)
+			c, isCall := st.RHS.(*syntax.CallExpr)
+			if !ok || id.Name != name || !isCall {
+				continue
+			}
+			if fn, ok := c.Fn.(*syntax.Ident); !ok || fn.Name != "dict" {
+				return nil, nil
+			}
+			return callParams(filename, f, lines, c.Args, depth)
+		case *syntax.LoadStmt:
+			for i, to := range st.To {
+				if to.Name != name {
+					continue
+				}
+				path := filepath.Join(filepath.Dir(filename), st.Module.Value.(string))
+				lf, llines, err := parseWithComments(path, nil)
+				if err != nil {
+					return nil, err
+				}
+				return sharedParams(path, lf, llines, st.From[i].Name, depth)
+			}
+		}
+	}
+	return nil, nil
 }
 
 // findParamsCall returns the first top-level call to params, as a statement or an assignment's value.

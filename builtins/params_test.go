@@ -1,6 +1,8 @@
 package builtins
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -92,5 +94,42 @@ func TestScriptParams(t *testing.T) {
 	}
 	if _, err := ScriptParams("s.star", "x = (\n"); err == nil {
 		t.Errorf("syntax error not reported")
+	}
+}
+
+// TestScriptParamsShared checks that **NAME in params() lists the parameters of a dict(...) the script
+// defines or loads from a library, in order and with their comments, and that an unreadable NAME gives
+// no parameters rather than a wrong list.
+func TestScriptParamsShared(t *testing.T) {
+	dir := t.TempDir()
+	lib := "COMMON = dict(\n    dim = 64,  # model width\n    lr = 1e-3,  # learning rate\n)\n"
+	if err := os.MkdirAll(filepath.Join(dir, "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lib", "common.star"), []byte(lib), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := func(ps []Param) string {
+		var s []string
+		for _, p := range ps {
+			s = append(s, p.Name+"="+p.Text+"|"+p.Doc)
+		}
+		return strings.Join(s, " ")
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"load('lib/common.star', 'COMMON')\nP = params(steps = 5, **COMMON)  # x\n", "steps=5| dim=64|model width lr=1e-3|learning rate"},
+		{"load('lib/common.star', C = 'COMMON')\nP = params(seed = 1, **C)\n", "seed=1| dim=64|model width lr=1e-3|learning rate"},
+		{"MINE = dict(\n    a = 1,  # the a\n)\nP = params(**MINE)\n", "a=1|the a"},
+		{"load('lib/common.star', 'OTHER')\nP = params(steps = 5, **OTHER)\n", ""},
+		{"load('lib/missing.star', 'COMMON')\nP = params(**COMMON)\n", ""},
+		{"D = {'a': 1}\nP = params(**D)\n", ""},
+	} {
+		ps, err := ScriptParams(filepath.Join(dir, "s.star"), tc.src)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.src, err)
+		}
+		if got := names(ps); got != tc.want {
+			t.Errorf("%q:\n got %s\nwant %s", tc.src, got, tc.want)
+		}
 	}
 }

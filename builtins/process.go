@@ -2,9 +2,14 @@ package builtins
 
 import (
 	"fmt"
-	metricsfile "github.com/anestar/anestar/metrics"
+	"io"
 	"slices"
+	"sort"
+	"strings"
 	"time"
+
+	"github.com/anestar/anestar/ckpt"
+	metricsfile "github.com/anestar/anestar/metrics"
 
 	"go.starlark.net/starlark"
 )
@@ -24,26 +29,47 @@ func (s *session) processModule() *moduleDef {
 	for i, a := range s.cfg.Argv {
 		argv[i] = starlark.String(a)
 	}
+	names := make([]string, 0, len(s.cfg.Params))
+	for k := range s.cfg.Params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	overrides := make(starlark.Tuple, len(names))
+	for i, k := range names {
+		overrides[i] = starlark.String(k)
+	}
 	return &moduleDef{
 		name: "process",
 		doc: "The run itself: its parameters and arguments, restarting, clocks, progress reports and a metrics log. " +
 			"`print` writes to the run's output (nothing with --quiet).",
 		vals: valueMap{
-			"args":    args,
-			"argv":    argv,
-			"script":  starlark.String(s.cfg.Script),
-			"resume":  starlark.Bool(s.cfg.Resume),
-			"seed":    starlark.MakeUint64(s.cfg.Seed),
-			"quiet":   starlark.Bool(s.cfg.Quiet),
-			"dry_run": starlark.Bool(s.cfg.DryRun),
+			"args":      args,
+			"argv":      argv,
+			"script":    starlark.String(s.cfg.Script),
+			"out_dir":   starlark.String(outDir(s.cfg.Script)),
+			"resume":    starlark.Bool(s.cfg.Resume),
+			"overrides": overrides,
+			"seed":      starlark.MakeUint64(s.cfg.Seed),
+			"quiet":     starlark.Bool(s.cfg.Quiet),
+			"dry_run":   starlark.Bool(s.cfg.DryRun),
 		},
 		fns: []fnDef{
 			{sig: "params()", doc: "The struct that params() returned, or None before the script called it.", fn: s.processParams},
+			{sig: "write(text)", doc: "Writes text to the run's output as it is, without a newline: text that streams as it is made " +
+				"(nothing with --quiet).", fn: s.processWrite},
+			{sig: "log(*args)", doc: "Writes a line of the args (as print joins them) to standard error: what is not the run's " +
+				"output, e.g. speed figures beside generated text (nothing with --quiet).", fn: s.processLog},
 			{sig: "args", doc: "The positional arguments after the script name, a tuple of strings."},
 			{sig: "argv", doc: "The command line process.exec restarts with, a tuple of strings."},
 			{sig: "script", doc: "The path of the script being run, as given: for finding files that ship beside it " +
 				"(paths in parameters are the user's, relative to the working directory)."},
+			{sig: "out_dir", doc: "The run's own output folder, out/SCRIPT (SCRIPT the script's file name without .star) in " +
+				"the working directory, as nanoGPT's out/: the default place of a script's checkpoint, metrics and cached files, " +
+				"so that runs of different scripts never share a file. process.outputs creates it (and folders inside it) " +
+				"when missing."},
 			{sig: "resume", doc: "True when the run was started with --resume: continue from the checkpoint."},
+			{sig: "overrides", doc: "The names of the parameters this run sets (--set KEY=VALUE), a sorted tuple of strings: " +
+				"for telling an explicit setting from a default."},
 			{sig: "seed", doc: "The seed of the run's random generator (--seed)."},
 			{sig: "quiet", doc: "True with --quiet."},
 			{sig: "dry_run", doc: "True under `anestar check`: ane.compile checks each program (types, shapes, weights) " +
@@ -52,17 +78,57 @@ func (s *session) processModule() *moduleDef {
 			{sig: "exec(flags = [])", doc: "Restarts this program with the same command line plus flags " +
 				"(those not already on it), after waiting for async work: the cure for the ANE's per-process " +
 				"compile limit. It does not return; the script stops. An error where the host cannot restart.", fn: s.processExec},
+			{sig: "interrupted()", doc: "True once the run was asked to stop (the first Ctrl-C or SIGTERM): poll it at the end of " +
+				"each step, and when it is True save the checkpoint and end; the command then exits with 130 (143 for SIGTERM) " +
+				"and says where the checkpoint is. A second signal exits at once. A script that never calls it is stopped " +
+				"at the signal, as if cancelled.", fn: s.processInterrupted},
+			{sig: "outputs(**paths)", doc: "Declares the files the run writes, each named by what it is " +
+				"(`process.outputs(checkpoint = P.ckpt, metrics = P.metrics, export = P.export)`; \"\" or None for none), " +
+				"and checks them at once, also under `anestar check`: the folder exists and is writable and the path is not a " +
+				"folder. A checkpoint is also locked (PATH.lock holds the pid) for the whole run, across process.exec, so that a " +
+				"second run on it fails at once naming the first.", fn: s.processOutputs},
 			{sig: "time()", doc: "Wall-clock time in seconds since the Unix epoch, a float.", fn: s.processTime},
-			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing phases.", fn: s.processClock},
+			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing spans such as a step or a run (process.timers attributes time to phases).", fn: s.processClock},
+			{sig: "timers(reset = False)", doc: "The script's time by phase since the run started or the last reset, a dict of seconds: " +
+				"compile (building mil programs and ane.compile), ane (kernel evals), io (surface reads, writes and copies), " +
+				"host (tensor, cpu and optimizer math, submitting queue jobs) and wait (queue waits). Every call of those builtins " +
+				"adds to its phase; work a queue does beside the script does not. With reset the totals restart at zero after they are read.", fn: s.processTimers},
 			{sig: "progress(total, every = 5.0)", doc: "A progress report for a loop of total steps (0 when not known): " +
 				"call `p.update(step, loss = ...)` each step and `p.done()` after the loop. On a terminal it redraws one " +
 				"line; elsewhere it prints a line at most every `every` seconds. See the progress type.", fn: s.processProgress},
 			{sig: "metrics(path, append = None)", doc: "Opens path for JSON lines and returns a metrics writer; " +
 				"it is closed when the run ends. With append None (the default) a resumed run (--resume) appends and a " +
 				"fresh run starts the file anew, so a file never holds a step twice; True or False forces one. " +
-				"Appending first repairs a last line that a crash left half written.", fn: s.processMetrics},
+				"Appending first repairs a last line that a crash left half written, and after ckpt.load_state drops the " +
+				"lines from the restored step on (a killed run wrote them after its checkpoint). A write that fails (a full " +
+				"disk) prints one warning and turns the log off; the training goes on.", fn: s.processMetrics},
 		},
 	}
+}
+
+func (s *session) processWrite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var text string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &text); err != nil {
+		return nil, err
+	}
+	io.WriteString(s.out, text)
+	return starlark.None, nil
+}
+
+func (s *session) processLog(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(kwargs) > 0 {
+		return nil, fmt.Errorf("%s: unexpected keyword argument %s", b.Name(), kwargs[0][0])
+	}
+	parts := make([]string, len(args))
+	for i, a := range args {
+		if str, ok := starlark.AsString(a); ok {
+			parts[i] = str
+		} else {
+			parts[i] = a.String()
+		}
+	}
+	s.errw.println(strings.Join(parts, " "))
+	return starlark.None, nil
 }
 
 func (s *session) processParams(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -80,34 +146,90 @@ func (s *session) processExec(thread *starlark.Thread, b *starlark.Builtin, args
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "flags?", &flags); err != nil {
 		return nil, err
 	}
-	argv := slices.Clone(s.cfg.Argv)
+	var add []string
 	it := flags.Iterate()
 	defer it.Done()
 	var v starlark.Value
 	for i := 0; it.Next(&v); i++ {
 		f, ok := starlark.AsString(v)
 		if !ok {
-			return nil, fmt.Errorf("%s: flags[%d]: got %s, want string", b.Name(), i, v.Type())
+			return nil, nameErrf(b.Name(), "flags[%d]: got %s, want string", i, v.Type())
 		}
-		if !slices.Contains(argv, f) {
-			argv = append(argv, f)
-		}
+		add = append(add, f)
+	}
+	argv, err := mergeFlags(s.cfg.Argv, add)
+	if err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
+	if s.cfg.Stop != nil && s.cfg.Stop.Requested() {
+		return nil, nameErrf(b.Name(), "%w: not restarting (the checkpoint saved before this call resumes it)", ErrInterrupted)
 	}
 	if s.cfg.DryRun {
-		return nil, fmt.Errorf("%s: dry run: a dry run does not restart; stop before restarting when process.dry_run is True", b.Name())
+		return nil, nameErrf(b.Name(), "dry run: a dry run does not restart; stop before restarting when process.dry_run is True")
 	}
 	if s.cfg.Exec == nil {
-		return nil, fmt.Errorf("%s: this host cannot restart the program", b.Name())
+		return nil, nameErrf(b.Name(), "this host cannot restart the program")
 	}
 	for _, q := range s.queues {
 		if err := q.wait(b.Name()); err != nil {
 			return nil, err
 		}
 	}
+	if err := ckpt.InheritLocks(); err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
 	if err := s.cfg.Exec(argv); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return nil, &execError{argv: argv}
+}
+
+// mergeFlags returns argv with flags added: a flag already on argv is not repeated, and a
+// "--set KEY=VALUE" pair (or "--set=KEY=VALUE") replaces any setting of KEY on argv, so that
+// process.exec(["--set", "b=3"]) after a user's --set a=5 keeps both.
+func mergeFlags(argv, flags []string) ([]string, error) {
+	out := slices.Clone(argv)
+	for i := 0; i < len(flags); i++ {
+		f := flags[i]
+		setting, isSet := strings.CutPrefix(f, "--set=")
+		if f == "--set" {
+			if i+1 == len(flags) {
+				return nil, fmt.Errorf("flags end with --set: want \"--set\", \"KEY=VALUE\"")
+			}
+			i++
+			setting, isSet = flags[i], true
+		}
+		if !isSet {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+			continue
+		}
+		key, _, ok := strings.Cut(setting, "=")
+		if !ok || key == "" {
+			return nil, fmt.Errorf("--set %q: want KEY=VALUE", setting)
+		}
+		out = dropSetting(out, key)
+		out = append(out, "--set", setting)
+	}
+	return out, nil
+}
+
+// dropSetting removes every --set of key from argv (both "--set K=V" and "--set=K=V").
+func dropSetting(argv []string, key string) []string {
+	var out []string
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--set" && i+1 < len(argv) && strings.HasPrefix(argv[i+1], key+"=") {
+			i++
+			continue
+		}
+		if strings.HasPrefix(a, "--set="+key+"=") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 func (s *session) processTime(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -129,6 +251,8 @@ type metrics struct {
 	path   string
 	w      *metricsfile.Writer
 	closed bool
+	failed bool      // a write failed: the log is off for the rest of the run
+	warn   io.Writer // where the one warning goes
 }
 
 var metricsType = &typeDef{
@@ -177,13 +301,20 @@ func (s *session) processMetrics(_ *starlark.Thread, b *starlark.Builtin, args s
 	case starlark.Bool:
 		appendMode = bool(v)
 	default:
-		return nil, fmt.Errorf("%s: append must be None, True or False, not %s", b.Name(), appendArg.Type())
+		return nil, nameErrf(b.Name(), "append must be None, True or False, not %s", appendArg.Type())
 	}
 	w, err := metricsfile.Open(path, appendMode)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
-	m := &metrics{path: path, w: w}
+	if appendMode && s.resumedStep >= 0 {
+		// Lines a killed run wrote after its last checkpoint are steps the resumed run redoes.
+		if _, err := w.DropFrom("step", s.resumedStep); err != nil {
+			w.Close()
+			return nil, nameErr(b.Name(), err)
+		}
+	}
+	m := &metrics{path: path, w: w, warn: s.warnWriter()}
 	s.addCloser(m)
 	return m, nil
 }
@@ -204,22 +335,27 @@ func metricsWrite(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		d.SetKey(kv[0], kv[1])
 	}
 	if m.closed {
-		return nil, fmt.Errorf("%s: %s is closed", b.Name(), m)
+		return nil, nameErrf(b.Name(), "%s is closed", m)
 	}
 	fields := make(map[string]any, d.Len())
 	for _, kv := range d.Items() {
 		k, ok := kv[0].(starlark.String)
 		if !ok {
-			return nil, fmt.Errorf("%s: keys must be strings, not %s", b.Name(), kv[0].Type())
+			return nil, nameErrf(b.Name(), "keys must be strings, not %s", kv[0].Type())
 		}
 		v, err := toJSONValue(kv[1])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", b.Name(), string(k), err)
+			return nil, nameErrf(b.Name(), "%s: %w", string(k), err)
 		}
 		fields[string(k)] = v
 	}
+	if m.failed {
+		return starlark.None, nil
+	}
 	if err := m.w.Write(fields); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		// Metrics are secondary: a full disk must not end the training (or its checkpoints).
+		m.failed = true
+		fmt.Fprintf(m.warn, "warning: %s: %v; no more metrics are written to it, training goes on\n", b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -274,7 +410,7 @@ func metricsClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	if err := b.Receiver().(*metrics).Close(); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }

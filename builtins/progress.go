@@ -99,10 +99,10 @@ func (s *session) processProgress(_ *starlark.Thread, b *starlark.Builtin, args 
 		return nil, err
 	}
 	if total < 0 {
-		return nil, fmt.Errorf("%s: total is %d; want the number of steps, or 0 when it is not known", b.Name(), total)
+		return nil, nameErrf(b.Name(), "total is %d; want the number of steps, or 0 when it is not known", total)
 	}
 	if !(every > 0) || math.IsInf(float64(every), 0) {
-		return nil, fmt.Errorf("%s: every = %v; want a positive number of seconds", b.Name(), float64(every))
+		return nil, nameErrf(b.Name(), "every = %v; want a positive number of seconds", float64(every))
 	}
 	mp := pkgmetrics.NewProgress(s.out)
 	mp.Terminal = s.cfg.Terminal
@@ -118,7 +118,7 @@ func (s *session) processProgress(_ *starlark.Thread, b *starlark.Builtin, args 
 func progressUpdate(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	p := b.Receiver().(*progress)
 	if len(args) != 1 {
-		return nil, fmt.Errorf("%s: got %d positional arguments; want update(step, name = number, ...)", b.Name(), len(args))
+		return nil, nameErrf(b.Name(), "got %d positional arguments; want update(step, name = number, ...)", len(args))
 	}
 	var step int
 	if err := starlark.UnpackPositionalArgs(b.Name(), args, nil, 1, &step); err != nil {
@@ -129,7 +129,7 @@ func progressUpdate(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 		name := string(kv[0].(starlark.String))
 		f, ok := starlark.AsFloat(kv[1])
 		if !ok {
-			return nil, fmt.Errorf("%s: %s = %s: got %s, want a number", b.Name(), name, kv[1], kv[1].Type())
+			return nil, nameErrf(b.Name(), "%s = %s: got %s, want a number", name, kv[1], kv[1].Type())
 		}
 		fields[name] = f
 	}

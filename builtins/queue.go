@@ -61,7 +61,7 @@ func (q *queue) work() {
 		if err != nil {
 			q.mu.Lock()
 			if q.err == nil {
-				q.err = fmt.Errorf("%s (queued): %v", j.name, err)
+				q.err = fmt.Errorf("%s (queued): %w", j.name, err)
 			}
 			q.mu.Unlock()
 		}
@@ -136,7 +136,7 @@ func (q *queue) wait(fn string) error {
 		select {
 		case <-q.last.done:
 		case <-q.s.ctx.Done():
-			return fmt.Errorf("%s: %w", fn, q.s.ctx.Err())
+			return nameErr(fn, q.s.ctx.Err())
 		}
 	}
 	q.mu.Lock()
@@ -228,7 +228,7 @@ func queueCopy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		return nil, err
 	}
 	if dst.Size() != src.Size() {
-		return nil, fmt.Errorf("%s: src %s has %d elements, dst %s has %d", b.Name(), src, src.Size(), dst, dst.Size())
+		return nil, nameErrf(b.Name(), "src %s has %d elements, dst %s has %d", src, src.Size(), dst, dst.Size())
 	}
 	return starlark.None, q.submit(b.Name(), []*Tensor{src}, []*Tensor{dst}, func() error {
 		copy(dst.data, src.data)

@@ -54,7 +54,7 @@ func (m *moduleDef) module() *starlarkstruct.Module {
 		f := &m.fns[i]
 		f.name = nameOf(f.sig)
 		if f.fn != nil {
-			members[f.name] = starlark.NewBuiltin(m.name+"."+f.name, f.fn)
+			members[f.name] = starlark.NewBuiltin(m.name+"."+f.name, timed(m.name+"."+f.name, f.fn))
 		} else if v, ok := m.vals[f.name]; ok {
 			members[f.name] = v
 		} else {
@@ -77,7 +77,7 @@ func newMethodSet(t *typeDef) *methodSet {
 		m := &t.members[i]
 		m.name = nameOf(m.sig)
 		if m.fn != nil {
-			ms.methods[m.name] = m.fn
+			ms.methods[m.name] = timed(t.name+"."+m.name, m.fn)
 		}
 		ms.names = append(ms.names, m.name)
 	}

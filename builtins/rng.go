@@ -46,6 +46,18 @@ func (g *rng) uniform(d []float32, lo, hi float64) {
 	}
 }
 
+// dropoutMask fills d with 0 where a uniform draw falls below p, else 1/(1-p).
+func (g *rng) dropoutMask(d []float32, p float64) {
+	keep := float32(1 / (1 - p))
+	for i := range d {
+		if g.r.Float64() < p {
+			d[i] = 0
+		} else {
+			d[i] = keep
+		}
+	}
+}
+
 // normal fills d with normally distributed values.
 func (g *rng) normal(d []float32, mean, std float64) {
 	for i := range d {

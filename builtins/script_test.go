@@ -3,6 +3,7 @@ package builtins
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,10 +48,7 @@ func TestScripts(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := Config{Script: f, Seed: 7, Args: []string{dir, "a2"}, Argv: []string{f, "--seed", "7"}}
-			cfg.Params = map[string]string{}
-			if strings.HasPrefix(filepath.Base(f), "params") {
-				cfg.Params = map[string]string{"steps": "5", "lr": "1", "name": "adam"}
-			}
+			cfg.Params = fileOptions(t, f)
 			cfg.Exec = func(argv []string) error { return nil }
 			cfg.Resume = true
 			_, _, err := runStar(t, cfg)
@@ -62,6 +60,30 @@ func TestScripts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fileOptions reads a test script's in-file options, in the manner of go.starlark.net's test files:
+// each line "# option:set KEY=VALUE" sets the parameter KEY to the Starlark literal VALUE, as --set does.
+func fileOptions(t *testing.T, path string) map[string]string {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]string{}
+	for _, line := range strings.Split(string(src), "\n") {
+		opt, ok := strings.CutPrefix(strings.TrimSpace(line), "# option:")
+		if !ok {
+			continue
+		}
+		kv, ok := strings.CutPrefix(opt, "set ")
+		k, v, found := strings.Cut(kv, "=")
+		if !ok || !found {
+			t.Fatalf("%s: unknown option %q (want \"# option:set KEY=VALUE\")", path, line)
+		}
+		params[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return params
 }
 
 // queueHooks returns hold_queue(q), which makes q's worker wait until release_queue(), so that

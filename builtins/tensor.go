@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"fmt"
+	"github.com/anestar/anestar/internal/memlimit"
 	"strings"
 	"sync"
 
@@ -42,6 +43,9 @@ var (
 func NewTensor(shape ...int) (*Tensor, error) {
 	n, err := numElements(shape)
 	if err != nil {
+		return nil, err
+	}
+	if err := memlimit.Check(4*uint64(n), "tensor "+shapeString(shape)); err != nil {
 		return nil, err
 	}
 	return &Tensor{shape: append([]int(nil), shape...), data: make([]float32, n), st: new(storage)}, nil
@@ -143,7 +147,7 @@ func (t *Tensor) readable(fn string) error {
 	w := t.st.writers
 	t.st.mu.Unlock()
 	if w > 0 {
-		return fmt.Errorf("%s: %s is being written by pending async work (call wait() on its queue first)", fn, t)
+		return nameErrf(fn, "%s is being written by pending async work (call wait() on its queue first)", t)
 	}
 	return nil
 }
@@ -151,13 +155,13 @@ func (t *Tensor) readable(fn string) error {
 // writable fails when the tensor is frozen or queued work reads or writes it.
 func (t *Tensor) writable(fn string) error {
 	if t.frozen {
-		return fmt.Errorf("%s: cannot change frozen %s", fn, t)
+		return nameErrf(fn, "cannot change frozen %s", t)
 	}
 	t.st.mu.Lock()
 	r, w := t.st.readers, t.st.writers
 	t.st.mu.Unlock()
 	if r+w > 0 {
-		return fmt.Errorf("%s: %s is held by pending async work (call wait() on its queue first)", fn, t)
+		return nameErrf(fn, "%s is held by pending async work (call wait() on its queue first)", t)
 	}
 	return nil
 }
@@ -291,11 +295,11 @@ func (t *Tensor) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (
 
 func sameShape(fn string, a, b *Tensor) error {
 	if len(a.shape) != len(b.shape) {
-		return fmt.Errorf("%s: shapes %s and %s differ", fn, shapeString(a.shape), shapeString(b.shape))
+		return nameErrf(fn, "shapes %s and %s differ", shapeString(a.shape), shapeString(b.shape))
 	}
 	for i := range a.shape {
 		if a.shape[i] != b.shape[i] {
-			return fmt.Errorf("%s: shapes %s and %s differ", fn, shapeString(a.shape), shapeString(b.shape))
+			return nameErrf(fn, "shapes %s and %s differ", shapeString(a.shape), shapeString(b.shape))
 		}
 	}
 	return nil

@@ -1,20 +1,13 @@
 package builtins
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 
+	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/npy"
+	"github.com/anestar/anestar/numcsv"
 	"go.starlark.net/starlark"
 )
 
@@ -30,6 +23,8 @@ func (s *session) tensorModule() *moduleDef {
 			{sig: "full(shape, value)", doc: "A tensor with every element value.", fn: tensorFullValue},
 			{sig: "zeros_like(t)", doc: "A tensor of zeros with t's shape.", fn: tensorZerosLike},
 			{sig: "uniform(shape, low = 0.0, high = 1.0)", doc: "Uniform random values in [low, high).", fn: s.tensorUniform},
+			{sig: "dropout_mask(out, p)", doc: "Fills out, in place, with a dropout mask from the run's generator: each element 0 with probability p, " +
+				"else 1/(1 - p) (inverted dropout: multiply activations and their gradients by it). p in [0, 1). Returns out.", fn: s.tensorDropoutMask},
 			{sig: "normal(shape, mean = 0.0, std = 1.0)", doc: "Normally distributed random values.", fn: s.tensorNormal},
 			{sig: "from_list(values, shape = None)", doc: "A tensor of the numbers in values (a flat list, or nested " +
 				"lists of equal lengths); shape defaults to the nesting, else reshapes the flat values.", fn: tensorFromList},
@@ -43,6 +38,10 @@ func (s *session) tensorModule() *moduleDef {
 				"in that order: a new tensor, or written into out (of shape [len(indices), ...]): gathering a mini-batch.", fn: tensorTake},
 			{sig: "argmax(t)", doc: "The index of the first largest element of each row of t (the first axis, the rest " +
 				"flattened), a list of ints; of a 1-D t, an int.", fn: tensorArgmax},
+			{sig: "sample(logits, temperature = 1.0, top_p = 1.0)", doc: "An index drawn from a 1-D tensor of logits as llama2.c's run.c " +
+				"picks the next token, an int: at temperature 0 the largest (no draw); else from softmax(logits / temperature), " +
+				"kept to the nucleus when top_p < 1 (the most probable indices until their probabilities add up to top_p), with one " +
+				"uniform draw from the run's generator.", fn: s.tensorSample},
 			{sig: "permutation(n)", doc: "A random permutation of range(n), a list of ints, from the run's generator: shuffling.", fn: s.tensorPermutation},
 			{sig: "equal(a, b)", doc: "True when a and b have the same shape and equal values (NaN equals nothing): the test of an exact resume.", fn: tensorEqual},
 			{sig: "allclose(a, b, rtol = 1e-5, atol = 1e-8)", doc: "True when a and b have the same shape and |a-b| <= atol + rtol*|b| everywhere.", fn: tensorAllclose},
@@ -56,7 +55,7 @@ func (s *session) tensorModule() *moduleDef {
 func (s *session) tensorFull(v float32) impl {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		if len(kwargs) > 0 {
-			return nil, fmt.Errorf("%s: unexpected keyword arguments", b.Name())
+			return nil, nameErrf(b.Name(), "unexpected keyword arguments")
 		}
 		shape, err := shapeFromArgs(b.Name(), args)
 		if err != nil {
@@ -69,7 +68,7 @@ func (s *session) tensorFull(v float32) impl {
 func filled(fn string, shape []int, v float32) (*Tensor, error) {
 	t, err := NewTensor(shape...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	if v != 0 {
 		for i := range t.data {
@@ -110,6 +109,22 @@ func (s *session) tensorUniform(_ *starlark.Thread, b *starlark.Builtin, args st
 	return t, nil
 }
 
+func (s *session) tensorDropoutMask(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var out *Tensor
+	var p number
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "out", &out, "p", &p); err != nil {
+		return nil, err
+	}
+	if !(p >= 0 && p < 1) {
+		return nil, fmt.Errorf("%s: p = %g, want a probability in [0, 1)", b.Name(), float64(p))
+	}
+	if err := out.writable(b.Name()); err != nil {
+		return nil, err
+	}
+	s.rng.dropoutMask(out.data, float64(p))
+	return out, nil
+}
+
 func (s *session) tensorNormal(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var shape shapeArg
 	mean, std := number(0), number(1)
@@ -133,18 +148,18 @@ func tensorFromList(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	var data []float32
 	var nest []int
 	if err := flatten(values, 0, &nest, &data); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	if shape == nil {
 		shape = nest
 	}
 	sh, err := inferShape(shape, len(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	t, err := TensorOf(data, sh...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return t, nil
 }
@@ -189,12 +204,12 @@ func tensorCat(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		return nil, err
 	}
 	if len(ts) == 0 {
-		return nil, fmt.Errorf("%s: no tensors", b.Name())
+		return nil, nameErrf(b.Name(), "no tensors")
 	}
 	rows := 0
 	for i, t := range ts {
 		if len(t.shape) != len(ts[0].shape) || !slices.Equal(t.shape[1:], ts[0].shape[1:]) {
-			return nil, fmt.Errorf("%s: tensors[%d] is %s, tensors[0] is %s", b.Name(), i, t, ts[0])
+			return nil, nameErrf(b.Name(), "tensors[%d] is %s, tensors[0] is %s", i, t, ts[0])
 		}
 		if err := t.readable(b.Name()); err != nil {
 			return nil, err
@@ -203,7 +218,7 @@ func tensorCat(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	}
 	out, err := NewTensor(append([]int{rows}, ts[0].shape[1:]...)...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	off := 0
 	for _, t := range ts {
@@ -219,7 +234,7 @@ func tensorLoadNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	a, err := npy.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	shape := a.Shape
 	if len(shape) == 0 {
@@ -227,7 +242,7 @@ func tensorLoadNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	t, err := TensorOf(a.Data, shape...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %v", b.Name(), path, err)
+		return nil, nameErrf(b.Name(), "%s: %w", path, err)
 	}
 	return t, nil
 }
@@ -242,7 +257,7 @@ func tensorSaveNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		return nil, err
 	}
 	if err := npy.WriteFile(path, &npy.Array{Shape: t.shape, DType: npy.F32, Data: t.data}); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
@@ -315,13 +330,10 @@ func (s *session) tensorSetRNGState(_ *starlark.Thread, b *starlark.Builtin, arg
 		return nil, err
 	}
 	if err := s.rng.setState(st); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
 }
-
-// gzipMagic starts every gzip stream; load_csv decompresses files that begin with it.
-var gzipMagic = []byte{0x1f, 0x8b}
 
 func tensorLoadCSV(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var path string
@@ -329,90 +341,27 @@ func tensorLoadCSV(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "skip?", &skip); err != nil {
 		return nil, err
 	}
-	if skip < 0 {
-		return nil, fmt.Errorf("%s: skip is %d, want >= 0", b.Name(), skip)
-	}
-	f, err := os.Open(path)
+	tab, err := numcsv.ReadFile(path, skip)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, nameErr(b.Name(), err)
 	}
-	defer f.Close()
-	data, cols, err := readCSV(f, skip)
+	t, err := TensorOf(tab.Data, tab.Rows, tab.Cols)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s%v", b.Name(), path, err)
-	}
-	t, err := TensorOf(data, len(data)/cols, cols)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %v", b.Name(), path, err)
+		return nil, nameErrf(b.Name(), "%s: %w", path, err)
 	}
 	return t, nil
-}
-
-// readCSV reads rows of comma-separated numbers, gzip-compressed or not, skipping the first skip
-// lines and empty lines. It returns the values row after row and the number of columns. Errors
-// start with ":LINE:COLUMN: " (or ": " where no place applies) to follow the file name.
-func readCSV(r io.Reader, skip int) ([]float32, int, error) {
-	br := bufio.NewReader(r)
-	if head, _ := br.Peek(len(gzipMagic)); bytes.Equal(head, gzipMagic) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, 0, fmt.Errorf(": %v", err)
-		}
-		defer zr.Close()
-		br = bufio.NewReader(zr)
-	}
-	line := 0
-	for ; line < skip; line++ {
-		if _, err := br.ReadString('\n'); err != nil {
-			if err == io.EOF {
-				return nil, 0, fmt.Errorf(": no data after %d skipped lines", line)
-			}
-			return nil, 0, fmt.Errorf(": %v", err)
-		}
-	}
-	cr := csv.NewReader(br)
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = 0 // every record as long as the first
-	var data []float32
-	cols := 0
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, 0, fmt.Errorf(":%d:%d: %v", pe.Line+skip, pe.Column, pe.Err)
-			}
-			return nil, 0, fmt.Errorf(": %v", err)
-		}
-		cols = len(rec)
-		for i, field := range rec {
-			v, err := strconv.ParseFloat(strings.TrimSpace(field), 32)
-			if err != nil {
-				l, c := cr.FieldPos(i)
-				return nil, 0, fmt.Errorf(":%d:%d: field %d: %q is not a number", l+skip, c, i+1, field)
-			}
-			data = append(data, float32(v))
-		}
-	}
-	if len(data) == 0 {
-		return nil, 0, fmt.Errorf(": no data")
-	}
-	return data, cols, nil
 }
 
 // intList unpacks a list or tuple of ints.
 func intList(fn, what string, v starlark.Value) ([]int, error) {
 	seq, ok := v.(starlark.Indexable)
 	if !ok || (v.Type() != "list" && v.Type() != "tuple") {
-		return nil, fmt.Errorf("%s: %s: got %s, want a list of ints", fn, what, v.Type())
+		return nil, nameErrf(fn, "%s: got %s, want a list of ints", what, v.Type())
 	}
 	out := make([]int, seq.Len())
 	for i := range out {
 		if err := starlark.AsInt(seq.Index(i), &out[i]); err != nil {
-			return nil, fmt.Errorf("%s: %s[%d]: %v", fn, what, i, err)
+			return nil, nameErrf(fn, "%s[%d]: %w", what, i, err)
 		}
 	}
 	return out, nil
@@ -429,12 +378,12 @@ func tensorTake(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		return nil, err
 	}
 	if len(idx) == 0 {
-		return nil, fmt.Errorf("%s: no indices", b.Name())
+		return nil, nameErrf(b.Name(), "no indices")
 	}
 	n := t.shape[0]
 	for i, j := range idx {
 		if j < 0 || j >= n {
-			return nil, fmt.Errorf("%s: indices[%d] = %d is out of range [0, %d) of %s", b.Name(), i, j, n, t)
+			return nil, nameErrf(b.Name(), "indices[%d] = %d is out of range [0, %d) of %s", i, j, n, t)
 		}
 	}
 	if err := t.readable(b.Name()); err != nil {
@@ -445,21 +394,21 @@ func tensorTake(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	switch o := outV.(type) {
 	case nil, starlark.NoneType:
 		if out, err = NewTensor(shape...); err != nil {
-			return nil, fmt.Errorf("%s: %v", b.Name(), err)
+			return nil, nameErr(b.Name(), err)
 		}
 	case *Tensor:
 		if !slices.Equal(o.shape, shape) {
-			return nil, fmt.Errorf("%s: out is %s, want %s", b.Name(), o, shapeString(shape))
+			return nil, nameErrf(b.Name(), "out is %s, want %s", o, shapeString(shape))
 		}
 		if o.st == t.st {
-			return nil, fmt.Errorf("%s: out shares storage with t", b.Name())
+			return nil, nameErrf(b.Name(), "out shares storage with t")
 		}
 		if err := o.writable(b.Name()); err != nil {
 			return nil, err
 		}
 		out = o
 	default:
-		return nil, fmt.Errorf("%s: for parameter out: got %s, want tensor or None", b.Name(), outV.Type())
+		return nil, nameErrf(b.Name(), "for parameter out: got %s, want tensor or None", outV.Type())
 	}
 	rs := t.rowSize()
 	for i, j := range idx {
@@ -505,7 +454,7 @@ func (s *session) tensorPermutation(_ *starlark.Thread, b *starlark.Builtin, arg
 		return nil, err
 	}
 	if n < 0 || n > maxElements {
-		return nil, fmt.Errorf("%s: n is %d, want 0 <= n <= %d", b.Name(), n, maxElements)
+		return nil, nameErrf(b.Name(), "n is %d, want 0 <= n <= %d", n, maxElements)
 	}
 	p := s.rng.r.Perm(n)
 	out := make([]starlark.Value, n)
@@ -513,4 +462,24 @@ func (s *session) tensorPermutation(_ *starlark.Thread, b *starlark.Builtin, arg
 		out[i] = starlark.MakeInt(v)
 	}
 	return starlark.NewList(out), nil
+}
+
+func (s *session) tensorSample(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var t *Tensor
+	temp, topP := number(1), number(1)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "logits", &t, "temperature?", &temp, "top_p?", &topP); err != nil {
+		return nil, err
+	}
+	if len(t.shape) != 1 {
+		return nil, fmt.Errorf("%s: logits of shape %v, want a 1-D tensor (a row: t[i])", b.Name(), t.shape)
+	}
+	u := 0.0
+	if temp > 0 {
+		u = s.rng.r.Float64()
+	}
+	i, err := cpu.SampleLogits(t.data, nil, float64(temp), float64(topP), u)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+	}
+	return starlark.MakeInt(i), nil
 }

@@ -3,7 +3,6 @@ package builtins
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/anestar/anestar/tokenizer"
 	"go.starlark.net/starlark"
@@ -21,6 +20,8 @@ func (s *session) tokenizerModule() *moduleDef {
 				"and 256 bytes, so it must exceed 259). Words carry their leading space; every character of the text is a piece as far as n allows; " +
 				"deterministic; about 0.1 s for 567 KB of text.", fn: tokenizerTrain},
 			{sig: "read_text(path)", doc: "Returns the contents of a text file as a string, for train or encode.", fn: tokenizerReadText},
+			{sig: "read_tokens(path, vocab = 65536)", doc: "Reads a token file (little-endian uint16 ids, no header) into a 1-D tensor of ids " +
+				"without a vocabulary: an id of vocab or more is an error naming its position.", fn: tokenizerReadTokens},
 		},
 	}
 }
@@ -73,7 +74,7 @@ func tokenizerLoad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	t, err := tokenizer.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return &tokenizerValue{t}, nil
 }
@@ -86,7 +87,7 @@ func tokenizerTrain(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	}
 	t, err := tokenizer.Train(text, n)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return &tokenizerValue{t}, nil
 }
@@ -98,7 +99,7 @@ func tokenizerReadText(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 	data, err := tokenizer.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return starlark.String(data), nil
 }
@@ -110,7 +111,7 @@ func tokPiece(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, err
 	}
 	if id < 0 || id >= t.VocabSize() {
-		return nil, fmt.Errorf("%s: id %d outside the vocabulary of %d pieces", b.Name(), id, t.VocabSize())
+		return nil, nameErrf(b.Name(), "id %d outside the vocabulary of %d pieces", id, t.VocabSize())
 	}
 	return starlark.String(t.Piece(id)), nil
 }
@@ -150,7 +151,7 @@ func tokDecode(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	}
 	text, err := t.Decode(ids)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return starlark.String(text), nil
 }
@@ -161,12 +162,12 @@ func tensorIDs(fn string, x *Tensor) ([]int, error) {
 		return nil, err
 	}
 	if len(x.shape) != 1 {
-		return nil, fmt.Errorf("%s: ids: got a tensor of shape %s, want 1-D", fn, shapeString(x.shape))
+		return nil, nameErrf(fn, "ids: got a tensor of shape %s, want 1-D", shapeString(x.shape))
 	}
 	ids := make([]int, len(x.data))
 	for i, f := range x.data {
 		if f != float32(math.Floor(float64(f))) || f < 0 || f > 1<<24 {
-			return nil, fmt.Errorf("%s: ids[%d] = %v is not an id (a whole number from 0 to 2^24)", fn, i, f)
+			return nil, nameErrf(fn, "ids[%d] = %v is not an id (a whole number from 0 to 2^24)", i, f)
 		}
 		ids[i] = int(f)
 	}
@@ -180,7 +181,7 @@ func tokSave(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 		return nil, err
 	}
 	if err := t.Save(path); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
 	return starlark.None, nil
 }
@@ -194,9 +195,9 @@ func tokEncodeFile(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	data, err := tokenizer.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
-	return idTensor(b.Name(), path, t, t.Encode(string(data), bos, eos))
+	return idTensor(b.Name(), path, t.VocabSize(), t.Encode(string(data), bos, eos))
 }
 
 func tokReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -207,18 +208,34 @@ func tokReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	ids, err := tokenizer.LoadTokens(path, t.VocabSize())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), strings.TrimPrefix(err.Error(), "tokenizer: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
-	return idTensor(b.Name(), path, t, ids)
+	return idTensor(b.Name(), path, t.VocabSize(), ids)
+}
+
+func tokenizerReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	vocab := 1 << 16
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "vocab?", &vocab); err != nil {
+		return nil, err
+	}
+	if vocab < 1 || vocab > 1<<16 {
+		return nil, fmt.Errorf("%s: vocab = %d: uint16 ids need a vocabulary of 1 to 65536", b.Name(), vocab)
+	}
+	ids, err := tokenizer.LoadTokens(path, vocab)
+	if err != nil {
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
+	}
+	return idTensor(b.Name(), path, vocab, ids)
 }
 
 // idTensor returns ids as a 1-D float32 tensor.
-func idTensor(fn, path string, t *tokenizer.Tokenizer, ids []int) (starlark.Value, error) {
-	if t.VocabSize() > 1<<24 {
-		return nil, fmt.Errorf("%s: a vocabulary of %d pieces has ids that float32 cannot hold exactly (at most 2^24)", fn, t.VocabSize())
+func idTensor(fn, path string, vocab int, ids []int) (starlark.Value, error) {
+	if vocab > 1<<24 {
+		return nil, nameErrf(fn, "a vocabulary of %d pieces has ids that float32 cannot hold exactly (at most 2^24)", vocab)
 	}
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("%s: %s holds no tokens", fn, path)
+		return nil, nameErrf(fn, "%s holds no tokens", path)
 	}
 	data := make([]float32, len(ids))
 	for i, id := range ids {
@@ -226,7 +243,7 @@ func idTensor(fn, path string, t *tokenizer.Tokenizer, ids []int) (starlark.Valu
 	}
 	x, err := TensorOf(data, len(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", fn, err)
+		return nil, nameErr(fn, err)
 	}
 	return x, nil
 }

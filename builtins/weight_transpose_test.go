@@ -11,40 +11,6 @@ import (
 	"go.starlark.net/starlark"
 )
 
-// transposeCols gives the transpose, element by element, of every band of destination rows it is
-// asked for, for shapes that fill the 4x4 blocks and tiles exactly or leave remainders.
-func TestTransposeCols(t *testing.T) {
-	for _, sh := range [][2]int{{1, 1}, {1, 7}, {7, 1}, {4, 4}, {16, 16}, {17, 33}, {37, 53}, {300, 301}} {
-		r, c := sh[0], sh[1]
-		src := make([]float32, r*c)
-		for i := range src {
-			src[i] = float32(i) + 0.5
-		}
-		for _, band := range []int{1, 5, weightTile, c} {
-			for lo := 0; lo < c; lo += band {
-				hi := min(lo+band, c)
-				dst := make([]float32, (hi-lo)*r+3) // longer than the band: transposeCols must not write past it
-				for k := range dst {
-					dst[k] = -1
-				}
-				transposeCols(dst, src, r, c, lo, hi)
-				for j := lo; j < hi; j++ {
-					for i := 0; i < r; i++ {
-						if got := dst[(j-lo)*r+i]; got != src[i*c+j] {
-							t.Fatalf("%dx%d rows [%d, %d): element [%d, %d] of the transpose is %v, want %v", r, c, lo, hi, j, i, got, src[i*c+j])
-						}
-					}
-				}
-				for k := (hi - lo) * r; k < len(dst); k++ {
-					if dst[k] != -1 {
-						t.Fatalf("%dx%d rows [%d, %d): wrote past the band at %d", r, c, lo, hi, k)
-					}
-				}
-			}
-		}
-	}
-}
-
 // execGlobals runs src in a fresh session and returns its globals.
 func execGlobals(t *testing.T, src string) (starlark.StringDict, error) {
 	t.Helper()

@@ -71,6 +71,9 @@ func Decode(data []byte) (*File, error) {
 	if pos != uint64(len(area)) {
 		return nil, &FormatError{Offset: areaBase + int64(pos), Msg: fmt.Sprintf("data area has %d bytes but the tensors cover %d", len(area), pos)}
 	}
+	if err := verifyChecksums(f, 8); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 

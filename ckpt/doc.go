@@ -41,24 +41,38 @@
 // # Training state
 //
 // Training scripts save their state under one naming convention, which State, File and
-// StateFromFile implement:
+// StateFromFile implement (scripts reach it through the builtins ckpt.save_state and
+// ckpt.load_state, which say only what is saved):
 //
 //	param/NAME          the weights of parameter NAME (any dtype, usually F32)
 //	optim/NAME/SLOT     optimizer slot SLOT of parameter NAME: optim/NAME/m and optim/NAME/v
-//	                    for Adam's moments (NAME may contain '/', SLOT may not)
-//	state/NAME          an I64 scalar counter: state/step, state/data_pos, ...
-//	rng/NAME            a U8 vector with a random generator's state, byte for byte
+//	                    for Adam's moments, optim/NAME/grad for the gradients of an unfinished
+//	                    optimizer window (NAME may contain '/', SLOT may not)
+//	state/NAME          an I64 scalar counter in [0, MaxCounter]: state/step (the next step),
+//	                    state/optim_steps, state/data_pos, ...
+//	rng/NAME            a U8 vector with a random generator's state, byte for byte (rng/run)
 //
 // and metadata:
 //
 //	format              "anestar-train/1"
-//	params              the script's parameters as JSON
-//	time/NAME           accumulated seconds of phase NAME, a float64 in the shortest form
-//	                    that reads back exactly
-//	anything else       free strings for the script
+//	params              every parameter of the script with its value, a JSON object
+//	structural          the parameters that fix the state's shapes, a JSON list of names: a
+//	                    resumed run must have the same values
+//	time/NAME           accumulated seconds of phase NAME, a non-negative float64 in the
+//	                    shortest form that reads back exactly
+//	anything else       free strings for the script (JSON values from ckpt.save_state)
 //
 // Every value is stored exactly (integers as I64, generator states as bytes, times in
 // round-trip decimal), so a run resumed from a checkpoint continues bit-identically.
+//
+// # Integrity and ownership
+//
+// Save stores a CRC-32C of each tensor's bytes in the metadata entry ChecksumKey, and Decode
+// checks it, so a flipped bit is an error naming the tensor (other safetensors readers see
+// one more string entry). Load reads only a regular file, after checking its size against
+// the header's length. Lock takes PATH.lock, holding the pid, so that two runs never share a
+// checkpoint; InheritLocks keeps it across exec. A Save removes the temporary files of killed
+// Saves, never those of a running process, and RemoveTemps the ones this process is writing.
 //
 // # llama2.c model files
 //

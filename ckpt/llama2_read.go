@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/anestar/anestar/internal/safefile"
 	"io"
 	"math"
 	"os"
@@ -64,20 +65,12 @@ func ReadLlama2Header(path string) (Llama2Header, error) {
 	return h, withPath(err, path)
 }
 
-// openRegular opens path for reading if it is a regular file, and returns its size.
+// openRegular opens path for reading if it is a regular file (see safefile.Open: it never blocks
+// on a FIFO), and returns its size.
 func openRegular(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+	f, st, err := safefile.Open(path)
 	if err != nil {
 		return nil, 0, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, fmt.Errorf("%s: not a regular file (%v)", path, st.Mode().Type())
 	}
 	return f, st.Size(), nil
 }

@@ -1,14 +1,19 @@
 package ckpt
 
 import (
+	"encoding/binary"
 	"errors"
-	"os"
+	"fmt"
+	"io"
+
+	"github.com/anestar/anestar/internal/safefile"
 )
 
-// Load reads and validates the safetensors file at path. A defect in the file is a
-// *FormatError whose Path is path.
+// Load reads and validates the safetensors file at path. Only a regular file is read, and only
+// after its size is checked against the header's claim. A defect in the file is a *FormatError
+// whose Path is path.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readChecked(path)
 	if err != nil {
 		return nil, err
 	}
@@ -21,4 +26,34 @@ func Load(path string) (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// readChecked reads the file at path whole once its 8-byte header length fits the file.
+func readChecked(path string) ([]byte, error) {
+	f, st, err := safefile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := st.Size()
+	var head [8]byte
+	if _, err := io.ReadFull(f, head[:]); err != nil {
+		return nil, &FormatError{Path: path, Offset: 0, Msg: fmt.Sprintf("file of %d bytes is too short for the 8-byte header length", size)}
+	}
+	n := binary.LittleEndian.Uint64(head[:])
+	if n > MaxHeader {
+		return nil, &FormatError{Path: path, Msg: fmt.Sprintf("header length %d exceeds the limit of %d bytes", n, MaxHeader)}
+	}
+	if n > uint64(size-8) {
+		return nil, &FormatError{Path: path, Msg: fmt.Sprintf("header length %d runs past the end of the %d-byte file", n, size)}
+	}
+	if int64(int(size)) != size {
+		return nil, fmt.Errorf("%s: %d bytes do not fit in memory here", path, size)
+	}
+	data := make([]byte, size)
+	copy(data, head[:])
+	if _, err := io.ReadFull(f, data[8:]); err != nil {
+		return nil, fmt.Errorf("%s: read %d bytes: %w", path, size, err)
+	}
+	return data, nil
 }

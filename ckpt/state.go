@@ -1,7 +1,11 @@
 package ckpt
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,13 +13,14 @@ import (
 
 // Names of the training-state convention (see the package documentation).
 const (
-	ParamPrefix   = "param/" // tensor param/NAME: the weights of parameter NAME
-	OptimPrefix   = "optim/" // tensor optim/NAME/SLOT: optimizer slot SLOT (m, v, ...) of parameter NAME
-	CounterPrefix = "state/" // tensor state/NAME: an I64 scalar counter (step, data position, ...)
-	RNGPrefix     = "rng/"   // tensor rng/NAME: a U8 vector holding a random generator's state
-	TimePrefix    = "time/"  // metadata time/NAME: accumulated seconds, a float64 in Go syntax
-	ParamsKey     = "params" // metadata params: the script's parameters as JSON
-	FormatKey     = "format" // metadata format: FormatVersion
+	ParamPrefix   = "param/"     // tensor param/NAME: the weights of parameter NAME
+	OptimPrefix   = "optim/"     // tensor optim/NAME/SLOT: optimizer slot SLOT (m, v, ...) of parameter NAME
+	CounterPrefix = "state/"     // tensor state/NAME: an I64 scalar counter (step, data position, ...)
+	RNGPrefix     = "rng/"       // tensor rng/NAME: a U8 vector holding a random generator's state
+	TimePrefix    = "time/"      // metadata time/NAME: accumulated seconds, a float64 in Go syntax
+	ParamsKey     = "params"     // metadata params: the script's parameters as JSON
+	StructKey     = "structural" // metadata structural: the names of the parameters that fix the state's layout, as a JSON list
+	FormatKey     = "format"     // metadata format: FormatVersion
 	FormatVersion = "anestar-train/1"
 )
 
@@ -29,7 +34,10 @@ type State struct {
 	RNG      map[string][]byte            // random generators' states, byte for byte
 	Times    map[string]float64           // accumulated wall times in seconds by phase
 	Config   string                       // the script's parameters as JSON, metadata "params" ("" for none)
-	Meta     map[string]string            // any other metadata (keys must not collide with the above)
+	// Structural names the parameters whose change makes the state unusable (sizes, layer
+	// counts): a resumed run compares them with its own; metadata "structural".
+	Structural []string
+	Meta       map[string]string // any other metadata (keys must not collide with the above)
 }
 
 // File returns the checkpoint content for s. The tensors share memory with s.
@@ -77,8 +85,15 @@ func (s *State) File() (*File, error) {
 	if s.Config != "" {
 		f.Metadata[ParamsKey] = s.Config
 	}
+	if s.Structural != nil {
+		b, _ := json.Marshal(s.Structural)
+		f.Metadata[StructKey] = string(b)
+	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
 	for k, v := range s.Meta {
-		if k == FormatKey || k == ParamsKey || strings.HasPrefix(k, TimePrefix) {
+		if k == FormatKey || k == ParamsKey || k == StructKey || k == ChecksumKey || strings.HasPrefix(k, TimePrefix) {
 			return nil, fmt.Errorf("ckpt: state: metadata key %q is reserved", k)
 		}
 		f.Metadata[k] = v
@@ -142,6 +157,10 @@ func StateFromFile(f *File) (*State, error) {
 		case k == FormatKey:
 		case k == ParamsKey:
 			s.Config = v
+		case k == StructKey:
+			if err := json.Unmarshal([]byte(v), &s.Structural); err != nil {
+				return nil, fmt.Errorf("ckpt: state: metadata %q: %q is not a JSON list of names", k, v)
+			}
 		case strings.HasPrefix(k, TimePrefix):
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil {
@@ -152,7 +171,41 @@ func StateFromFile(f *File) (*State, error) {
 			s.Meta[k] = v
 		}
 	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// MaxCounter bounds the counters of a State: a step or position beyond it (about 9e15, where
+// float64 stops counting exactly) is taken for a corrupt or forged file.
+const MaxCounter = 1 << 53
+
+// validate checks the values of s: counters in [0, MaxCounter], times finite and not negative,
+// the parameters a JSON object and the structural names among them.
+func (s *State) validate() error {
+	for _, name := range slices.Sorted(maps.Keys(s.Counters)) {
+		if v := s.Counters[name]; v < 0 || v > MaxCounter {
+			return fmt.Errorf("ckpt: state: counter %s%s = %d: want 0 to %d", CounterPrefix, name, v, int64(MaxCounter))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Times)) {
+		if v := s.Times[name]; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("ckpt: state: metadata %s%s = %v: want a non-negative number of seconds", TimePrefix, name, v)
+		}
+	}
+	var params map[string]json.RawMessage
+	if s.Config != "" {
+		if err := json.Unmarshal([]byte(s.Config), &params); err != nil {
+			return fmt.Errorf("ckpt: state: metadata %q is not a JSON object: %v", ParamsKey, err)
+		}
+	}
+	for _, name := range s.Structural {
+		if _, ok := params[name]; !ok {
+			return fmt.Errorf("ckpt: state: structural parameter %q is not among the recorded parameters", name)
+		}
+	}
+	return nil
 }
 
 // SaveState saves s to path with Save.

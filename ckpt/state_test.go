@@ -19,9 +19,9 @@ func TestStateRoundTrip(t *testing.T) {
 	s := &State{
 		Params:   map[string]Tensor{"layer0/w": w, "emb": emb},
 		Optim:    map[string]map[string]Tensor{"layer0/w": {"m": m, "v": v}},
-		Counters: map[string]int64{"step": 1234, "data_pos": math.MaxInt64, "neg": -1},
+		Counters: map[string]int64{"step": 1234, "data_pos": MaxCounter, "zero": 0},
 		RNG:      map[string][]byte{"data": rng, "empty": {}},
-		Times:    map[string]float64{"fwd": fwd, "total": 1e-300, "inf": math.Inf(1)},
+		Times:    map[string]float64{"fwd": fwd, "total": 1e-300, "big": math.MaxFloat64},
 		Config:   `{"dim": 768, "lr": 0.0003}`,
 		Meta:     map[string]string{"note": "resume me"},
 	}
@@ -74,6 +74,13 @@ func TestStateRejects(t *testing.T) {
 		{&File{Tensors: map[string]Tensor{"rng/x": {DType: I64, Shape: []int{}, Data: make([]byte, 8)}}}, "must be a U8 vector"},
 		{&File{Metadata: map[string]string{"time/x": "soon"}}, "not a number"},
 		{&File{Metadata: map[string]string{"format": "other/2"}}, "format"},
+		{stateFile(t, "step", -1), "state/step = -1: want 0 to"},
+		{stateFile(t, "step", math.MaxInt64), "state/step = 9223372036854775807: want 0 to"},
+		{&File{Metadata: map[string]string{"time/x": "-1"}}, "time/x = -1: want a non-negative"},
+		{&File{Metadata: map[string]string{"time/x": "+Inf"}}, "want a non-negative"},
+		{&File{Metadata: map[string]string{"params": "[1]"}}, `"params" is not a JSON object`},
+		{&File{Metadata: map[string]string{"params": `{"dim": 1}`, "structural": `["seq"]`}}, `structural parameter "seq" is not among`},
+		{&File{Metadata: map[string]string{"structural": `"dim"`}}, "not a JSON list"},
 	} {
 		if _, err := StateFromFile(tc.f); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want an error containing %q", err, tc.want)
@@ -89,4 +96,13 @@ func TestStateRejects(t *testing.T) {
 			t.Errorf("State.File accepted %+v", s)
 		}
 	}
+}
+
+// stateFile returns a file holding one counter.
+func stateFile(t *testing.T, name string, v int64) *File {
+	c, err := FromInt64([]int{}, []int64{v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &File{Tensors: map[string]Tensor{CounterPrefix + name: c}}
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 )
 
 // Tensor is one named array of a checkpoint: its element type, its shape (outermost dimension
@@ -105,12 +105,10 @@ func FromFloat32(dt DType, shape []int, v []float32) (Tensor, error) {
 		}
 	case F16:
 		t.Data = make([]byte, 2*len(v))
-		cpu.EncodeF16To(t.Data, v)
+		half.EncodeF16To(t.Data, v)
 	case BF16:
 		t.Data = make([]byte, 2*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint16(t.Data[2*i:], f32ToBF16(x))
-		}
+		half.EncodeBF16To(t.Data, v)
 	default:
 		return Tensor{}, fmt.Errorf("cannot store float32 values as %v", dt)
 	}
@@ -131,13 +129,11 @@ func (t Tensor) Float32() ([]float32, error) {
 		return out, nil
 	case F16:
 		out := make([]float32, len(t.Data)/2)
-		cpu.DecodeF16To(out, t.Data)
+		half.DecodeF16To(out, t.Data)
 		return out, nil
 	case BF16:
 		out := make([]float32, len(t.Data)/2)
-		for i := range out {
-			out[i] = bf16ToF32(binary.LittleEndian.Uint16(t.Data[2*i:]))
-		}
+		half.DecodeBF16To(out, t.Data)
 		return out, nil
 	}
 	return nil, fmt.Errorf("%v tensor is not a float32, float16 or bfloat16 tensor", t.DType)
@@ -209,9 +205,9 @@ func (t Tensor) Float64() ([]float64, error) {
 		case U16:
 			x = float64(le.Uint16(b))
 		case F16:
-			x = float64(f16ToF32(le.Uint16(b)))
+			x = float64(half.F16ToF32(le.Uint16(b)))
 		case BF16:
-			x = float64(bf16ToF32(le.Uint16(b)))
+			x = float64(half.BF16ToF32(le.Uint16(b)))
 		case I32:
 			x = float64(int32(le.Uint32(b)))
 		case U32:

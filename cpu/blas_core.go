@@ -1,26 +1,18 @@
 package cpu
 
+import "github.com/anestar/anestar/half"
+
 // OpenBLAS picks its kernels ("core") when it loads, from the CPU's family and model. A release older
 // than the CPU does not know its model and falls back to its slowest x86-64 kernels (Prescott, SSE3):
 // OpenBLAS 0.3.21 does so on Sapphire and Emerald Rapids, 3.4x slower here than its SkylakeX kernels.
 // When the user has not set OPENBLAS_CORETYPE, the loader therefore names the core itself, from the
-// features the CPU has and the operating system has enabled, never from the model number.
+// features the CPU has and the operating system has enabled (half.X86, the one CPUID and XGETBV
+// reading of the project), never from the model number.
 //
 // Only names that OpenBLAS 0.3.21 (Debian 12's) accepts in OPENBLAS_CORETYPE are chosen: SkylakeX for
 // AVX-512, Haswell for AVX2 with FMA. Its force_coretype lists "Cooperlake" but stops its search one
 // entry short of it (fixed in 0.3.22), and "SapphireRapids" exists only from 0.3.24; both reuse
 // SkylakeX's sgemm kernels (they add bf16 sbgemm ones), so for sgemm SkylakeX is as fast there.
-
-// x86Features are the CPUID and XGETBV flags that the package's vector code and the OpenBLAS core
-// choice read (cpuid_amd64.go).
-type x86Features struct {
-	AVX, FMA, F16C, OSXSAVE               bool   // CPUID.1:ECX bits 28, 12, 29, 27
-	AVX2                                  bool   // CPUID.7.0:EBX bit 5
-	AVX512F, AVX512DQ, AVX512CD, AVX512BW bool   // CPUID.7.0:EBX bits 16, 17, 28, 30
-	AVX512VL                              bool   // CPUID.7.0:EBX bit 31
-	AVX512BF16                            bool   // CPUID.7.1:EAX bit 5
-	XCR0                                  uint32 // XGETBV(0): the register state the OS saves; 0 without OSXSAVE
-}
 
 // XCR0 state components: SSE (1) and AVX (2) registers; AVX-512 opmask (5), upper halves of ZMM0-15 (6)
 // and ZMM16-31 (7).
@@ -33,7 +25,7 @@ const (
 // or "" to leave the choice to OpenBLAS. A core is chosen only when the OS has enabled the register
 // state its instructions use: forcing one the CPU or OS cannot run dies of SIGILL, which nothing catches.
 // AVX-512 BF16 does not change the choice (see the comment above).
-func openBLASCoreFor(f x86Features) string {
+func openBLASCoreFor(f half.X86Features) string {
 	if !f.OSXSAVE || !f.AVX || !f.AVX2 || !f.FMA || f.XCR0&xcr0AVX != xcr0AVX {
 		return ""
 	}

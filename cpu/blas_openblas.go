@@ -5,10 +5,12 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"github.com/anestar/anestar/internal/memlimit"
 	"os"
 	"runtime"
 	"strings"
 
+	"github.com/anestar/anestar/half"
 	"github.com/ebitengine/purego"
 )
 
@@ -22,7 +24,7 @@ var openBLASNames = []string{"libopenblas.so.0", "libopenblas.so", "libopenblas.
 const openBLASBuffer = 128 << 20
 
 // addressSpaceLeft reports the address space left under the process's limit, and whether it has one.
-var addressSpaceLeft = readAddressSpaceLeft
+var addressSpaceLeft = memlimit.AddressSpaceLeft
 
 // openBLASNeeds is the address space OpenBLAS needs beyond the process's when as many threads call it at
 // once as Sgemm lets (GOMAXPROCS), with room for one more and for its own start-up.
@@ -41,7 +43,7 @@ func loadOpenBLAS() (*library, error) {
 	info := BLASInfo{Name: "openblas", CoreChoice: CoreUser}
 	if os.Getenv(coreTypeEnv) == "" {
 		info.CoreChoice = CoreLibrary
-		if core := openBLASCoreFor(features); core != "" {
+		if core := openBLASCoreFor(half.X86()); core != "" {
 			info.CoreChoice = CoreAuto
 			os.Setenv(coreTypeEnv, core)
 			defer os.Unsetenv(coreTypeEnv)

@@ -1,19 +1,9 @@
 // Package cpu holds the host numerics of anestar: the arithmetic the CPU
 // does around the Neural Engine (or its emulator) and for scripts.
 //
-// Half precision. [F32ToF16] and [F16ToF32] convert single values between
-// float32 and IEEE binary16 with round-half-to-even, overflow to ±inf (no
-// saturation) and exact subnormals, infinities and NaNs, as the ANE stores
-// tensors. [RoundF16] and [RoundF16Slice] round float32 values to the
-// nearest half; [EncodeF16] and [DecodeF16] convert whole tensors to and
-// from little-endian fp16 bytes (surfaces and weight blobs). [RoundF16To],
-// [EncodeF16To] and [DecodeF16To] do the same on the calling goroutine
-// without allocating, for callers that parallelise themselves. On amd64
-// the bulk conversions use the F16C instructions, bit for bit equal to the
-// scalar definitions; the build tag noasm (gonum's own, so one tag switches
-// both) leaves every assembly path out for the plain Go fallbacks. The CPU features are detected once (cpuid_amd64.go);
-// [HasAVX2] shares that answer with other packages' AVX2 code, such as the
-// emulator's vector exp.
+// Half precision is package half's: the fp16 and bf16 conversions and the
+// CPU feature detection live there, in a leaf that the file-format
+// packages share without linking the BLAS loaders.
 //
 // Matrix products. [Sgemm] computes C = alpha*op(A)*op(B) + beta*C on
 // row-major float32 matrices with a [BLAS] implementation chosen at run
@@ -27,8 +17,11 @@
 // OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set: Sgemm then splits large
 // products over GOMAXPROCS goroutines itself, so that the Go scheduler, not
 // spinning BLAS threads, shares the cores; [SgemmSerial] never splits.
-// The loader sets OpenBLAS's own environment variables for the dlopen, and
-// removes them afterwards so that child processes choose afresh:
+// OpenBLAS is configured by its own environment variables, which it reads
+// once, when it loads: so the loader sets them just before the dlopen (never
+// overriding what the user set), and removes them afterwards so that child
+// processes choose afresh; programs that embed this package get the same
+// configuration without a call of their own. It sets
 // OPENBLAS_NUM_THREADS=1 (unless the user set it or OMP_NUM_THREADS), so that
 // it starts no idle worker thread, and OPENBLAS_CORETYPE, unless the user set
 // it (their setting always wins): SkylakeX when the CPU has AVX-512 and the

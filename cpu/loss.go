@@ -67,22 +67,8 @@ func CrossEntropyLogits(grad, logits, target []float32, rows, cols int) (float32
 // CrossEntropyLabels is CrossEntropyLogits with one class index per row
 // (labels[r] in [0, cols)) in place of a one-hot target.
 func CrossEntropyLabels(grad, logits []float32, labels []int, rows, cols int) (float32, error) {
-	chk := lengthCheck{op: "cpu.CrossEntropyLabels"}
-	chk.dims("rows, cols", rows, cols)
-	chk.atLeast("logits", logits, rows*cols)
-	if grad != nil {
-		chk.atLeast("grad", grad, rows*cols)
-	}
-	if chk.err != nil {
-		return 0, chk.err
-	}
-	if len(labels) < rows {
-		return 0, fmt.Errorf("cpu.CrossEntropyLabels: labels has %d elements, need %d", len(labels), rows)
-	}
-	for r, l := range labels[:rows] {
-		if l < 0 || l >= cols {
-			return 0, fmt.Errorf("cpu.CrossEntropyLabels: labels[%d] = %d out of range [0, %d)", r, l, cols)
-		}
+	if err := labelLossLengths("cpu.CrossEntropyLabels", "labels", grad, logits, labels, rows, cols); err != nil {
+		return 0, err
 	}
 	var loss float64
 	p := make([]float32, cols)
@@ -162,6 +148,29 @@ func BinaryCrossEntropyLogits(grad, logits, target []float32) (float32, error) {
 		}
 	}
 	return float32(loss / n), nil
+}
+
+// labelLossLengths checks a row-wise loss with class indices: rows and cols positive, logits (and grad
+// when not nil) holding rows*cols values, at least rows labels (named what), each in [0, cols).
+func labelLossLengths(op, what string, grad, logits []float32, labels []int, rows, cols int) error {
+	chk := lengthCheck{op: op}
+	chk.dims("rows, cols", rows, cols)
+	chk.atLeast("logits", logits, rows*cols)
+	if grad != nil {
+		chk.atLeast("grad", grad, rows*cols)
+	}
+	if chk.err != nil {
+		return chk.err
+	}
+	if len(labels) < rows {
+		return fmt.Errorf("%s: %s has %d elements, need %d", op, what, len(labels), rows)
+	}
+	for r, l := range labels[:rows] {
+		if l < 0 || l >= cols {
+			return fmt.Errorf("%s: %s[%d] = %d out of range [0, %d)", op, what, r, l, cols)
+		}
+	}
+	return nil
 }
 
 // lossLengths checks an elementwise loss's slices: pred not empty, target

@@ -5,8 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/anestar/anestar/internal/safefile"
 	"io"
-	"os"
 	"strconv"
 )
 
@@ -35,7 +35,7 @@ type Series struct {
 
 // Read reads the metrics file at path; see [Parse].
 func Read(path string) (*Series, error) {
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -32,7 +33,9 @@ type Writer struct {
 // cut short by a crash and is removed, so that the next record starts a line of its
 // own. [Writer.Dropped] reports how many bytes were removed.
 func Open(path string, appendMode bool) (*Writer, error) {
-	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	// O_APPEND in both modes: each line goes to the end in one write, so two writers can
+	// never tear each other's lines.
+	flag := os.O_RDWR | os.O_CREATE | os.O_TRUNC | os.O_APPEND
 	if appendMode {
 		flag = os.O_RDWR | os.O_CREATE | os.O_APPEND
 	}
@@ -93,6 +96,53 @@ func (w *Writer) repairTail() error {
 	}
 	w.dropped = size - start
 	return nil
+}
+
+// DropFrom removes the records whose key is a number at least from, and every line after the
+// first of them: the steps a killed run logged after its last checkpoint, which the resumed run
+// logs again. It returns the number of lines removed.
+func (w *Writer) DropFrom(key string, from int64) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return 0, fmt.Errorf("metrics: %s: drop after close", w.path)
+	}
+	if _, err := w.f.Seek(0, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("metrics: %s: %w", w.path, err)
+	}
+	br := bufio.NewReader(w.f)
+	var off int64
+	cut := int64(-1)
+	dropped := 0
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if cut < 0 {
+				if rec, perr := parseLine(line); perr == nil {
+					if v, ok := rec.Number(key); ok && v >= float64(from) {
+						cut = off
+					}
+				}
+			}
+			if cut >= 0 {
+				dropped++
+			}
+			off += int64(len(line))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("metrics: %s: %w", w.path, err)
+		}
+	}
+	if cut < 0 {
+		return 0, nil
+	}
+	if err := w.f.Truncate(cut); err != nil {
+		return 0, fmt.Errorf("metrics: %s: %w", w.path, err)
+	}
+	return dropped, nil
 }
 
 // Dropped returns the number of bytes of an incomplete last line that Open removed.

@@ -198,3 +198,45 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// TestTwoWritersDoNotTear: a fresh writer and an appending one on one file, writing at once, leave
+// every line whole (both open the file with O_APPEND, one write per line).
+func TestTwoWritersDoNotTear(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.jsonl")
+	a, err := Open(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 500
+	done := make(chan error, 2)
+	for _, w := range []*Writer{a, b} {
+		go func() {
+			for i := 0; i < n; i++ {
+				if err := w.Write(map[string]any{"step": i, "note": strings.Repeat("x", 200)}); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	b.Close()
+	s, err := Read(path)
+	if err != nil {
+		t.Fatalf("torn lines: %v", err)
+	}
+	data, _ := os.ReadFile(path)
+	if lines := strings.Count(string(data), "\n"); lines != 2*n {
+		t.Errorf("%d lines, want %d (records: %d)", lines, 2*n, len(s.Records))
+	}
+}

@@ -22,6 +22,16 @@ type Program struct {
 	Funcs   []*Func // functions in source order; "main" is the entry point
 }
 
+// Main returns the program's entry point, its first func named "main", or nil when it has none.
+func (p *Program) Main() *Func {
+	for _, f := range p.Funcs {
+		if f != nil && f.Name == "main" {
+			return f
+		}
+	}
+	return nil
+}
+
 // Func is one MIL function.
 type Func struct {
 	Pos     Pos     // position of the "func" keyword

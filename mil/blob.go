@@ -89,6 +89,21 @@ func (w *BlobWriter) AddFloat32s(dt DType, vals []float32) (uint64, error) {
 	return off, nil
 }
 
+// AddZeros appends a blob of n elements of dtype dt whose data is left zero and returns the offset of
+// its metadata block: a blob's place and size without the work of writing its data (in a fresh file
+// the zero pages are not even touched).
+func (w *BlobWriter) AddZeros(dt DType, n int) (uint64, error) {
+	code, ok := blobCodes[dt]
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("weight files cannot hold %s data", dt)
+	case n < 0:
+		return 0, fmt.Errorf("negative value count %d", n)
+	}
+	off, _ := w.reserve(code, n*(dt.Bits()/8))
+	return off, nil
+}
+
 // reserve appends the metadata block of a blob of n data bytes with dtype code code, and zeroed room for
 // the data and its padding; it returns the blob's offset and the data bytes to fill in.
 func (w *BlobWriter) reserve(code uint32, n int) (uint64, []byte) {

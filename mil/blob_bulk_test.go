@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/anestar/anestar/half"
 )
 
 // encodedHalves writes vals to a weight file as fp16 and returns the halves of the blob.
@@ -27,7 +29,7 @@ func encodedHalves(t testing.TB, vals []float32) []uint16 {
 	return hs
 }
 
-// TestBulkFP16Encoding checks that the bulk fp16 encoding of weight files gives exactly fp16Bits's bytes:
+// TestBulkFP16Encoding checks that the bulk fp16 encoding of weight files gives exactly half.F32ToF16's bytes:
 // for every sign, exponent and top ten mantissa bits of float32 (so every rounding boundary of normal
 // and subnormal halves and the overflow edge), with low bits below, at and above the tie, and for NaNs
 // with every kind of payload at every position of a block.
@@ -46,35 +48,14 @@ func TestBulkFP16Encoding(t *testing.T) {
 	vals = append(vals, 1, 2, 3) // a tail shorter than a vector block
 	got := encodedHalves(t, vals)
 	for i, v := range vals {
-		if want := fp16Bits(v); got[i] != want {
-			t.Fatalf("element %d: %g (%#08x) encodes as %#04x, fp16Bits gives %#04x", i, v, math.Float32bits(v), got[i], want)
-		}
-	}
-}
-
-// TestCanonicalNaNs puts NaNs at every position of a 32-byte group and of the tail.
-func TestCanonicalNaNs(t *testing.T) {
-	nans := []uint32{0x7f800001, 0xff800001, 0x7fc00000, 0xffffffff, 0x7fbfffff}
-	for n := 1; n <= 40; n++ {
-		for pos := range n {
-			vals := make([]float32, n)
-			for i := range vals {
-				vals[i] = float32(i) - 3.5
-			}
-			nan := nans[pos%len(nans)]
-			vals[pos] = math.Float32frombits(nan)
-			got := encodedHalves(t, vals)
-			for i, v := range vals {
-				if want := fp16Bits(v); got[i] != want {
-					t.Fatalf("n %d, NaN %#08x at %d: element %d is %#04x, want %#04x", n, nan, pos, i, got[i], want)
-				}
-			}
+		if want := half.F32ToF16(v); got[i] != want {
+			t.Fatalf("element %d: %g (%#08x) encodes as %#04x, half.F32ToF16 gives %#04x", i, v, math.Float32bits(v), got[i], want)
 		}
 	}
 }
 
 // TestBulkDecoding checks the bulk decoders against the element-wise definitions: every fp16 bit
-// pattern (NaN payloads included) bit for bit against fp16Float, and random fp32 and bf16 patterns.
+// pattern (NaN payloads included) bit for bit against half.F16ToF32, and random fp32 and bf16 patterns.
 func TestBulkDecoding(t *testing.T) {
 	data := make([]byte, 2<<16)
 	for h := range 1 << 16 {
@@ -85,8 +66,8 @@ func TestBulkDecoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	for h, f := range got {
-		if want := fp16Float(uint16(h)); math.Float32bits(f) != math.Float32bits(want) {
-			t.Fatalf("half %#04x decodes as %#08x, fp16Float gives %#08x", h, math.Float32bits(f), math.Float32bits(want))
+		if want := half.F16ToF32(uint16(h)); math.Float32bits(f) != math.Float32bits(want) {
+			t.Fatalf("half %#04x decodes as %#08x, half.F16ToF32 gives %#08x", h, math.Float32bits(f), math.Float32bits(want))
 		}
 	}
 	r := rand.New(rand.NewPCG(5, 6))
@@ -113,7 +94,7 @@ func TestBulkDecoding(t *testing.T) {
 			t.Fatalf("bf16 element %d: %#08x, want %#08x", i, math.Float32bits(f), want)
 		}
 	}
-	// fp32 and bf16 weights written with AddFloat32s read back: bit for bit, and bf16Bits's rounding.
+	// fp32 and bf16 weights written with AddFloat32s read back: bit for bit, and half.F32ToBF16's rounding.
 	w := NewBlobWriter()
 	o32, _ := w.AddFloat32s(FP32, f32)
 	o16, _ := w.AddFloat32s(BF16, f32)
@@ -123,7 +104,7 @@ func TestBulkDecoding(t *testing.T) {
 		t.Error("fp32 blob differs from the bits written")
 	}
 	for i, f := range f32 {
-		if h, want := le.Uint16(d16[2*i:]), bf16Bits(f); h != want {
+		if h, want := le.Uint16(d16[2*i:]), half.F32ToBF16(f); h != want {
 			t.Fatalf("bf16 element %d: %#04x, want %#04x", i, h, want)
 		}
 	}
@@ -184,7 +165,7 @@ func TestBuildWeightsStay(t *testing.T) {
 	}
 }
 
-// FuzzBulkFP16 compares the bulk fp16 encoding with fp16Bits on arbitrary float32 bit patterns.
+// FuzzBulkFP16 compares the bulk fp16 encoding with half.F32ToF16 on arbitrary float32 bit patterns.
 func FuzzBulkFP16(f *testing.F) {
 	f.Add([]byte{0, 0, 0xc0, 0x7f, 1, 0, 0x80, 0xff, 0, 0xf0, 0x7f, 0x47})
 	f.Add(bytes.Repeat([]byte{0x01, 0x00, 0x80, 0x7f}, 33))
@@ -196,7 +177,7 @@ func FuzzBulkFP16(f *testing.F) {
 		}
 		got := encodedHalves(t, vals)
 		for i, v := range vals {
-			if want := fp16Bits(v); got[i] != want {
+			if want := half.F32ToF16(v); got[i] != want {
 				t.Fatalf("element %d: %#08x encodes as %#04x, want %#04x", i, math.Float32bits(v), got[i], want)
 			}
 		}

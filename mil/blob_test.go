@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -139,76 +138,5 @@ func TestReadBlobCorrupt(t *testing.T) {
 	}
 	if _, _, err := ReadBlob(good, 256); err != nil {
 		t.Errorf("second blob: %v", err)
-	}
-}
-
-// TestFP16Known checks conversions against hand-worked encodings.
-func TestFP16Known(t *testing.T) {
-	tests := []struct {
-		f float32
-		h uint16
-	}{
-		{0, 0}, {float32(math.Copysign(0, -1)), 0x8000}, {1, 0x3c00}, {-2, 0xc000}, {0.5, 0x3800},
-		{65504, 0x7bff}, {65519, 0x7bff}, {65520, 0x7c00}, {1e6, 0x7c00}, {-1e6, 0xfc00},
-		{float32(math.Inf(1)), 0x7c00}, {0.1, 0x2e66}, {1.0 / 3, 0x3555},
-		{0x1p-24, 0x0001}, {0x1p-25, 0}, {0x1.8p-25, 0x0001}, {0x1p-14, 0x0400}, {0x1.ff8p-15, 0x03ff}, {0x1.ffcp-15, 0x0400}, {0x1.ff4p-15, 0x03fe},
-		{1 + 0x1p-11, 0x3c00}, {1 + 0x3p-11, 0x3c02}, {1 + 0x1.2p-11, 0x3c01}, {0x3p-25, 0x0002},
-	}
-	for _, tc := range tests {
-		if got := fp16Bits(tc.f); got != tc.h {
-			t.Errorf("fp16Bits(%g) = %#04x, want %#04x", tc.f, got, tc.h)
-		}
-	}
-	if h := fp16Bits(float32(math.NaN())); h&0x7c00 != 0x7c00 || h&0x3ff == 0 {
-		t.Errorf("fp16Bits(NaN) = %#04x, not a NaN", h)
-	}
-	if f := fp16Float(0x0001); f != 0x1p-24 {
-		t.Errorf("fp16Float(1) = %g", f)
-	}
-}
-
-// TestFP16Exhaustive checks that every fp16 value survives a round trip, and that random float32 values
-// round to the nearest fp16 value, ties to even, by comparing distances in float64.
-func TestFP16Exhaustive(t *testing.T) {
-	for h := 0; h < 1<<16; h++ {
-		if h&0x7c00 == 0x7c00 && h&0x3ff != 0 {
-			continue // NaN
-		}
-		if got := fp16Bits(fp16Float(uint16(h))); got != uint16(h) {
-			t.Fatalf("round trip of %#04x gave %#04x", h, got)
-		}
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 200000 {
-		f := math.Float32frombits(r.Uint32())
-		if math.IsNaN(float64(f)) || math.Abs(float64(f)) >= 65520 || math.Abs(float64(f)) < 0x1p-26 {
-			continue
-		}
-		h := fp16Bits(f)
-		got := float64(fp16Float(h))
-		// The neighbours of h in the direction away from and towards zero.
-		d := math.Abs(float64(f) - got)
-		for _, n := range []uint16{h + 1, h - 1} {
-			if n&0x7fff >= 0x7c00 || (h&0x7fff == 0 && n == h-1) {
-				continue
-			}
-			alt := float64(fp16Float(n))
-			da := math.Abs(float64(f) - alt)
-			if da < d || (da == d && h&1 == 1) {
-				t.Fatalf("fp16Bits(%g) = %#04x (%g), but %#04x (%g) is nearer or even", f, h, got, n, alt)
-			}
-		}
-	}
-}
-
-func TestBF16(t *testing.T) {
-	tests := []struct {
-		f float32
-		h uint16
-	}{{1, 0x3f80}, {-2, 0xc000}, {1 + 0x1p-8, 0x3f80}, {1 + 0x3p-8, 0x3f82}, {float32(math.Inf(-1)), 0xff80}}
-	for _, tc := range tests {
-		if got := bf16Bits(tc.f); got != tc.h {
-			t.Errorf("bf16Bits(%g) = %#04x, want %#04x", tc.f, got, tc.h)
-		}
 	}
 }

@@ -299,6 +299,22 @@ func (b *Builder) WeightFunc(name string, dt DType, shape []int, unit int, fill 
 	})
 }
 
+// WeightZeros is Weight for a caller that has nvals values but only needs the program checked (a dry
+// run): the const, its type and its weight file's layout are Weight's, checked alike, and the data is
+// left zero instead of encoded.
+func (b *Builder) WeightZeros(name string, dt DType, shape []int, nvals int) *Var {
+	return b.addWeight(WeightPath(name), name, dt, shape, nvals, func(w *BlobWriter) (uint64, error) {
+		if floatEncodingSize(dt) == 0 {
+			return 0, fmt.Errorf("cannot store float data as %s (want fp16, bf16 or fp32)", dt)
+		}
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		return w.AddZeros(dt, n)
+	})
+}
+
 // addWeight adds a weight const of dtype dt and the given shape whose blob add appends to the weight file
 // at path; nvals is the number of values given, checked against the shape, or -1 when add produces them.
 func (b *Builder) addWeight(path, name string, dt DType, shape []int, nvals int, add func(w *BlobWriter) (uint64, error)) *Var {

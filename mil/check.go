@@ -7,25 +7,27 @@ import (
 
 // Check type-checks p with the op table: every op must be known, take its arguments with the right types
 // and shapes, and declare the result types the table infers; every name must be defined once before use;
-// every output must exist; the program must have a func "main". It reports every problem it finds as an
+// every output must exist; the program must have a func "main" and no two funcs of one name. It reports every problem it finds as an
 // ErrorList, and never panics, whatever the AST holds.
 func Check(p *Program) error {
 	var errs ErrorList
 	if p == nil {
 		return ErrorList{{Msg: "no program"}}
 	}
-	hasMain := false
+	funcs := map[string]Pos{}
 	for i, f := range p.Funcs {
 		if f == nil {
 			errs = append(errs, &Error{Msg: fmt.Sprintf("func %d is missing", i)})
 			continue
 		}
-		if f.Name == "main" {
-			hasMain = true
+		if first, dup := funcs[f.Name]; dup {
+			errs = append(errs, &Error{Pos: f.Pos, Msg: fmt.Sprintf("func %q is defined twice (first at %s)", f.Name, first)})
+		} else {
+			funcs[f.Name] = f.Pos
 		}
 		errs = append(errs, checkFunc(f)...)
 	}
-	if !hasMain {
+	if p.Main() == nil {
 		errs = append(errs, &Error{Pos: p.Pos, Msg: `program has no func "main"`})
 	}
 	return errs.Err()
@@ -66,20 +68,36 @@ func checkFunc(f *Func) ErrorList {
 			env.bad[in.Name] = true
 		}
 	}
+	names := map[string]Pos{} // the ops' name attributes
 	for i, op := range f.Ops {
 		if op == nil {
 			fail(f.Pos, "op %d is missing", i)
 			continue
 		}
-		errs = append(errs, env.checkOp(op)...)
+		opErrs := env.checkOp(op)
+		errs = append(errs, opErrs...)
+		if a := op.Attr("name"); a != nil && a.Value != nil && len(opErrs) == 0 {
+			if n, err := a.Value.Str(); err == nil {
+				if first, dup := names[n]; dup {
+					fail(op.Pos, "op name %q is used twice (first at %s)", n, first)
+				} else {
+					names[n] = op.Pos
+				}
+			}
+		}
 	}
 	if len(f.Outputs) == 0 {
 		fail(f.Pos, "no outputs")
 	}
+	listed := map[string]Pos{}
 	for _, r := range f.Outputs {
 		if _, ok := env.types[r.Name]; !ok {
 			fail(r.Pos, "output %q is not defined", r.Name)
 		}
+		if first, dup := listed[r.Name]; dup {
+			fail(r.Pos, "output %q is listed twice (first at %s): each output is a surface of its own", r.Name, first)
+		}
+		listed[r.Name] = r.Pos
 	}
 	return errs
 }
@@ -296,7 +314,8 @@ func sameType(declared, inferred Type) bool {
 }
 
 // CheckWeights checks that every BLOBFILE const of p can be read from w with the dtype and size its type
-// says.
+// says. It reads the blobs' metadata and decodes no data, so checking a program costs nothing like the
+// size of its weights.
 func CheckWeights(p *Program, w Weights) error {
 	var errs ErrorList
 	if p == nil {
@@ -314,7 +333,7 @@ func CheckWeights(p *Program, w Weights) error {
 			if a == nil || a.Value == nil || a.Value.Blob == nil {
 				continue
 			}
-			if _, err := a.Value.Float32s(w); err != nil {
+			if _, _, err := a.Value.blobData(w); err != nil {
 				name := ""
 				if len(op.Results) > 0 && op.Results[0] != nil {
 					name = op.Results[0].Name

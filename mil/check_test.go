@@ -1,6 +1,7 @@
 package mil
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -48,6 +49,28 @@ func TestCheckValid(t *testing.T) {
 	}
 }
 
+// TestCheckErrorsText checks the errors Check reports on the parsed programs of
+// testdata/errors/check.mil, each one with its position.
+func TestCheckErrorsText(t *testing.T) {
+	for _, tc := range readChunks(t, "testdata/errors/check.mil") {
+		p, err := Parse("", []byte(tc.src))
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		err = Check(p)
+		var list ErrorList
+		if !errors.As(err, &list) {
+			t.Errorf("%s: Check gave %v, want an ErrorList", tc.name, err)
+			continue
+		}
+		if got := list.Error(); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCheckErrors checks errors on programs built as ASTs, including what no text can hold.
 func TestCheckErrors(t *testing.T) {
 	tests := []struct {
 		name string

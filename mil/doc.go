@@ -19,7 +19,8 @@
 // Weights maps each file's path to its bytes. WeightFunc (BlobWriter.AddFloat32Func) takes values that a
 // function produces chunk by chunk, encoded straight into the file without a float32 copy of the whole.
 //
-// Backends read op arguments through Op.Arg, Func.ConstValue, Func.ArgValue and the Value accessors
+// Backends read op arguments through Op.Arg, Func.ConstValue, Func.ArgValue (or a Func.Consts table, for
+// time linear in the program) and the Value accessors
 // (Float32s, Ints, Bool, Str); ConvParamsOf, MatmulShape, ReshapeShape, SliceBySizeBounds and
 // SliceByIndexBounds resolve the arguments of the ops whose rules have details.
 //

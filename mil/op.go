@@ -2,6 +2,7 @@ package mil
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -86,7 +87,61 @@ func (d *OpDef) Infer(args map[string][]ArgInfo) ([]Type, error) {
 	if d.infer == nil {
 		return nil, fmt.Errorf("op %s has no type rule", d.Name)
 	}
-	return d.infer(a)
+	types, err := d.infer(a)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range types {
+		if err := checkSize(t); err != nil {
+			return nil, fmt.Errorf("result %d: %v", i, err)
+		}
+	}
+	return types, nil
+}
+
+// MaxElements bounds the elements of one tensor (the largest dimension the parser accepts, and the
+// reach of the ANE's 32-bit strides): a shape rule that gives more reports it rather than let a
+// backend try to allocate it.
+const MaxElements = 1<<31 - 1
+
+// checkSize refuses a tensor type (or a tuple of them) whose dims or element count pass the limits.
+func checkSize(t Type) error {
+	for _, e := range t.Elems {
+		if err := checkSize(e); err != nil {
+			return err
+		}
+	}
+	if t.Kind != TensorKind {
+		return nil
+	}
+	n := uint64(1)
+	for _, d := range t.Shape {
+		if d > maxDim {
+			return fmt.Errorf("shape %s has a dimension past %d", shapeString(t.Shape), maxDim)
+		}
+		if d > 0 {
+			n *= uint64(d)
+			if n > MaxElements {
+				return fmt.Errorf("shape %s has more than %d elements (%d bytes as %s)", shapeString(t.Shape), int64(MaxElements), bytesOf(t), t.DType)
+			}
+		}
+	}
+	return nil
+}
+
+// bytesOf returns the bytes of a tensor type's data, saturating at the largest uint64.
+func bytesOf(t Type) uint64 {
+	n := uint64(1)
+	for _, d := range t.Shape {
+		if d <= 0 {
+			return 0
+		}
+		if n > math.MaxUint64/64/uint64(d) {
+			return math.MaxUint64
+		}
+		n *= uint64(d)
+	}
+	return (n*uint64(t.DType.Bits()) + 7) / 8
 }
 
 // Common dtype sets.

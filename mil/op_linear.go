@@ -179,12 +179,12 @@ func convParams(a *opArgs, xs, ws []int) (*ConvParams, error) {
 	return p, nil
 }
 
-// ConvParamsOf resolves the strides, dilations, padding and groups of a conv op of f whose x and weight
-// have the given shapes.
-func ConvParamsOf(f *Func, op *Op, xShape, wShape []int) (*ConvParams, error) {
+// ConvParamsOf resolves the strides, dilations, padding and groups of a conv op whose x and weight have
+// the given shapes, reading its constant arguments through consts (a function's Consts).
+func ConvParamsOf(consts Consts, op *Op, xShape, wShape []int) (*ConvParams, error) {
 	a := &opArgs{def: opTable["conv"], vals: map[string][]ArgInfo{}}
 	for _, name := range []string{"strides", "pad_type", "pad", "dilations", "groups"} {
-		if v := f.ArgValue(op, name); v != nil {
+		if v := consts.ArgValue(op, name); v != nil {
 			a.vals[name] = []ArgInfo{{Type: v.Type, Value: v}}
 		}
 	}

@@ -2,6 +2,8 @@ package mil
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -11,81 +13,81 @@ func wrap(op string) string {
 	return "program(1.3)\n{\n    func main<ios18>(tensor<fp16, [1, 4, 1, 2]> x) {\n" + op + "\n    } -> (x);\n}\n"
 }
 
-// TestParseErrors checks the position and the message of each kind of syntax error.
+// TestParseErrors checks the position and the message of each kind of syntax error: the chunks of
+// testdata/errors/parse.mil, and two sources a text file cannot hold well.
 func TestParseErrors(t *testing.T) {
-	tests := []struct {
-		src  string
-		want string
-	}{
-		{"", `t.mil:1:1: expected "program" at the start of a MIL program, found end of file`},
-		{"programme(1.3)", `t.mil:1:1: expected "program" at the start of a MIL program, found identifier "programme"`},
-		{"program 1.3", `t.mil:1:9: expected "(" after "program", found number 1.3`},
-		{"program(ios18)", `t.mil:1:9: expected program version such as 1.3, found identifier "ios18"`},
-		{"program(1.3)\n[buildInfo = dict<string, string>({{\"a\", \"b\"})]", `t.mil:2:46: expected "," or "}" after a dict entry, found ")"`},
-		{"program(1.3)\n{\n  fun main() {} -> (x);\n}", `t.mil:3:3: expected "func" or "}" closing the program, found identifier "fun"`},
-		{"program(1.3) { func main<ios18>(tensor<fp16, [1]> x) { } -> (x); } junk", `t.mil:1:68: expected end of file after the program, found identifier "junk"`},
-		{"program(1.3) { func main<ios18(tensor<fp16, [1]> x) { } -> (x); }", `t.mil:1:31: expected ">" after the opset, found "("`},
-		{"program(1.3) { func main(tensor<fp16, [1]> x y) { } -> (x); }", `t.mil:1:46: expected "," or ")" after a function input, found identifier "y"`},
-		{"program(1.3) { func main(tensor<fp16, [1]> x) { } (x); }", `t.mil:1:51: expected "->" and the function outputs after "}", found "("`},
-		{"program(1.3) { func main(tensor<fp16, [1]> x) {\n", `t.mil:2:1: expected an op ("TYPE NAME = op(...);") or "}" closing the function, found end of file`},
-		{wrap(`        tensor<fp17, [1]> y = relu(x=x)[name=string("y")];`), `t.mil:4:16: unknown element type "fp17"`},
-		{wrap(`        tensr<fp16, [1]> y = relu(x=x);`), `t.mil:4:9: unknown type "tensr"`},
-		{wrap(`        tensor<fp16, [1, -2]> y = relu(x=x);`), `t.mil:4:26: invalid dimension -2: want an integer from 0 to 2147483647`},
-		{wrap(`        tensor<fp16, [1, 99999999999]> y = relu(x=x);`), `t.mil:4:26: invalid dimension 99999999999: want an integer from 0 to 2147483647`},
-		{wrap(`        tensor<fp16, [1 2]> y = relu(x=x);`), `t.mil:4:25: expected "," or "]" after a dimension, found number 2`},
-		{wrap(`        tensor<fp16, [1, 4, 1, 2]> y relu(x=x);`), `t.mil:4:38: expected "=" or "," after the op result, found identifier "relu"`},
-		{wrap(`        tensor<fp16, [1, 4, 1, 2]> = relu(x=x);`), `t.mil:4:36: expected result name after its type, found "="`},
-		{wrap(`        tensor<fp16, [1, 4, 1, 2]> y = relu(x=x)`), `t.mil:5:5: expected ";" at the end of the op, found "}"`},
-		{wrap(`        tensor<fp16, [1, 4, 1, 2]> y = relu(x x);`), `t.mil:4:47: expected "=" after the argument name, found identifier "x"`},
-		{wrap(`        tensor<fp16, [1, 4, 1, 2]> y = add(x=x, y=1.0);`), `t.mil:4:51: expected a value name or a typed literal such as fp16(1.0), found number 1.0`},
-		{wrap(`        tensor<fp16, [1, 4, 1, 2]> y = add(x=x, y=fp16("a"));`), `t.mil:4:56: expected a number, found string "a"`},
-		{wrap(`        bool y = const()[val=bool(1)];`), `t.mil:4:35: expected true or false, found number 1`},
-		{wrap(`        string y = const()[val=string(valid)];`), `t.mil:4:39: expected a string, found identifier "valid"`},
-		{wrap(`        fp32 y = const()[val=fp32(1e999)];`), `t.mil:4:35: number 1e999 out of range`},
-		{wrap(`        fp32 y = const()[val=fp32(1.2.3)];`), `t.mil:4:35: malformed number 1.2.3`},
-		{wrap(`        fp32 y = const()[val=fp32(-x)];`), `t.mil:4:35: unexpected "-": a sign must begin a number`},
-		{wrap(`        string y = const()[val=string("abc)];`), `t.mil:4:39: string literal not terminated`},
-		{wrap(`        string y = const()[val=string("a\qc")];`), `t.mil:4:41: unknown escape sequence "\\q" in string`},
-		{wrap(`        string y = const()[val=string("a\x4")];`), `t.mil:4:41: \x must be followed by two hex digits`},
-		{wrap(`        fp16 y = const()[val=fp16(1.0)] $;`), `t.mil:4:41: unexpected character '$'`},
-		{wrap("        fp16 y = const()[val=fp16(1.0)] \x01;"), `t.mil:4:41: unexpected byte 0x01`},
-		{wrap(`        tensor<int32, [2, 2]> y = const()[val=tensor<int32, [2, 2]>([[1, 2], [3]])];`), `t.mil:4:78: ragged tensor literal: element has shape [1], the first one [2]`},
-		{wrap(`        tensor<int32, [2, 2]> y = const()[val=tensor<int32, [2, 2]>([1, 2, 3])];`), `t.mil:4:69: tensor literal has shape [3], its type says [2, 2]`},
-		{wrap(`        tensor<int32, [2]> y = const()[val=tensor<int32, [2]>(1)];`), `t.mil:4:63: expected "[" to open the elements of tensor<int32, [2]>, found number 1`},
-		{wrap(`        tensor<int32, [2]> y = const()[val=tensor<int32, [2]>([1, 2,])];`), `t.mil:4:69: expected a number, found "]"`},
-		{wrap(`        list<int32, 3> y = const()[val=list<int32, 3>([1, 2])];`), `t.mil:4:55: list literal has 2 members, its type list<int32, 3> says 3`},
-		{wrap(`        tuple<int32, fp16> y = const()[val=tuple<int32, fp16>((1))];`), `t.mil:4:65: expected "," between tuple members; the type tuple<int32, fp16> has 2, found ")"`},
-		{wrap(`        tensor<fp16, [4]> w = const()[val=tensor<fp16, [4]>(BLOBFILE(path=string("w.bin")))];`), `t.mil:4:90: expected "," between the BLOBFILE arguments, found ")"`},
-		{wrap(`        tensor<fp16, [4]> w = const()[val=tensor<fp16, [4]>(BLOBFILE(path=string("a"), path=string("b")))];`), `t.mil:4:88: BLOBFILE path given twice`},
-		{wrap(`        tensor<fp16, [4]> w = const()[val=tensor<fp16, [4]>(BLOBFILE(file=string("a"), offset=uint64(64)))];`), `t.mil:4:70: unknown BLOBFILE argument "file": want path and offset`},
-		{wrap(`        tensor<fp16, [4]> w = const()[val=tensor<fp16, [4]>(BLOBFILE(path=int32(1), offset=uint64(64)))];`), `t.mil:4:75: BLOBFILE path must be a string such as string("@model_path/weights/w.bin"), found int32`},
-		{wrap(`        tensor<fp16, [4]> w = const()[val=tensor<fp16, [4]>(BLOBFILE(path=string("a"), offset=fp32(64)))];`), `t.mil:4:95: BLOBFILE offset must be an integer such as uint64(64), found fp32`},
-		{wrap(`        tensor<fp16, [4]> w = const()[val=tensor<fp16, [4]>(BLOBFILE(path=string("a"), offset=uint64(-64)))];`), `t.mil:4:102: invalid BLOBFILE offset -64: want a non-negative integer below 2^64`},
-		{wrap(`        tensor<fp16, [4]> w = const()[val=dict<string, string>({{"a", "b"}, {"c"}})];`), `t.mil:4:81: expected "," between the key and value of a dict entry, found "}"`},
-		{wrap(`        fp16 y = const()[val=fp16(1.0];`), `t.mil:4:38: expected ")" to close the literal, found "]"`},
-		{wrap(`        fp16 y = const()[val fp16(1.0)];`), `t.mil:4:30: expected "=" after the attribute name, found identifier "fp16"`},
-		{wrap(`        fp16 y = const()[val=fp16(1.0) name=string("y")];`), `t.mil:4:40: expected "," or "]" after an attribute, found identifier "name"`},
-		{wrap(`        fp16 y = const()[val=fp16(1.0)];` + "\n" + `        fp16 z = add(x=y,y=(y,);`), `t.mil:5:31: expected a value name or a typed literal such as fp16(1.0), found ")"`},
-		{wrap(`        tensor<fp16, [1]> y = const()[val=tensor<fp16, [1]>(` + strings.Repeat("[", 100) + `1` + strings.Repeat("]", 100) + `)];`), `t.mil:4:126: literal nested too deeply`},
-		{wrap(`        ` + strings.Repeat("tuple<", 100) + `fp16` + strings.Repeat(">", 100) + ` y = const();`), `t.mil:4:399: type nested too deeply`},
-	}
+	tests := readChunks(t, "testdata/errors/parse.mil")
+	tests = append(tests,
+		chunk{name: "empty source", src: "", want: `1:1: expected "program" at the start of a MIL program, found end of file`},
+		chunk{name: "control byte", src: wrap("        fp16 y = const()[val=fp16(1.0)] \x01;"), want: `4:41: unexpected byte 0x01`})
 	for _, tc := range tests {
 		p, err := Parse("t.mil", []byte(tc.src))
 		if err == nil {
-			t.Errorf("Parse(%q) succeeded, want error %q", tc.src, tc.want)
+			t.Errorf("%s: Parse succeeded, want error %q", tc.name, tc.want)
 			continue
 		}
 		if p != nil {
-			t.Errorf("Parse(%q) returned a program with its error", tc.src)
+			t.Errorf("%s: Parse returned a program with its error", tc.name)
 		}
 		var se *SyntaxError
 		if !errors.As(err, &se) || se.File != "t.mil" || !se.Pos.IsValid() {
-			t.Errorf("Parse(%q): error %#v is not a *SyntaxError with a position", tc.src, err)
+			t.Errorf("%s: error %#v is not a *SyntaxError with a position", tc.name, err)
 		}
-		if err.Error() != tc.want {
-			t.Errorf("Parse(%q):\n got %s\nwant %s", tc.src, err, tc.want)
+		if got := strings.TrimPrefix(err.Error(), "t.mil:"); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
 	}
+}
+
+// chunk is one test case of a chunked testdata file.
+type chunk struct {
+	name string // file:line of the chunk's first line
+	src  string // the chunk, its expectation line included
+	want string // the expectations: what follows "// ### " on the chunk's first lines, one a line
+}
+
+// readChunks splits a testdata file into its chunks, in the style of go.starlark.net's chunked files:
+// chunks are separated by lines of "---", and the first lines of each, "// ### EXPECTATION", say what
+// it must give; text before the first separator is the file's own comment.
+func readChunks(t *testing.T, path string) []chunk {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []chunk
+	lines := strings.SplitAfter(string(data), "\n")
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		c := chunk{name: fmt.Sprintf("%s:%d", path, start+1), src: strings.Join(lines[start:end], "")}
+		var want []string
+		for _, l := range lines[start:end] {
+			w, ok := strings.CutPrefix(strings.TrimRight(l, "\n"), "// ### ")
+			if !ok {
+				break
+			}
+			want = append(want, w)
+		}
+		if len(want) == 0 {
+			t.Fatalf("%s: chunk does not start with a \"// ### \" expectation", c.name)
+		}
+		c.want = strings.Join(want, "\n")
+		out = append(out, c)
+	}
+	for i, l := range lines {
+		if strings.TrimRight(l, "\n") == "---" {
+			flush(i)
+			start = i + 1
+		}
+	}
+	flush(len(lines))
+	if len(out) == 0 {
+		t.Fatalf("%s: no chunks", path)
+	}
+	return out
 }
 
 func TestSyntaxErrorWithoutFile(t *testing.T) {

@@ -102,8 +102,43 @@ func (f *Func) ConstValue(name string) *Value {
 
 // ArgValue returns the constant value of op's single-operand argument name: the literal written in place, or
 // the val of the const op it refers to. It returns nil when the argument is absent, is a tuple, or is not
-// constant.
+// constant. It scans f's ops; a backend that reads the arguments of many ops uses a Consts table.
 func (f *Func) ArgValue(op *Op, name string) *Value {
+	return argValue(op, name, f.ConstValue)
+}
+
+// Consts indexes the values of a function's const ops by result name, for reading many ops'
+// constant arguments in time linear in the program.
+type Consts map[string]*Value
+
+// Consts returns the table of f's const values. It reflects f as it is now.
+func (f *Func) Consts() Consts {
+	c := Consts{}
+	if f == nil {
+		return c
+	}
+	for _, op := range f.Ops {
+		if op == nil || op.Kind != "const" || len(op.Results) != 1 || op.Results[0] == nil {
+			continue
+		}
+		if _, dup := c[op.Results[0].Name]; dup {
+			continue // the first definition, as ConstValue finds it
+		}
+		var v *Value
+		if a := op.Attr("val"); a != nil {
+			v = a.Value
+		}
+		c[op.Results[0].Name] = v
+	}
+	return c
+}
+
+// ArgValue is Func.ArgValue through the table.
+func (c Consts) ArgValue(op *Op, name string) *Value {
+	return argValue(op, name, func(n string) *Value { return c[n] })
+}
+
+func argValue(op *Op, name string, lookup func(string) *Value) *Value {
 	a := op.Arg(name)
 	if a == nil || len(a.Operands) != 1 {
 		return nil
@@ -113,7 +148,7 @@ func (f *Func) ArgValue(op *Op, name string) *Value {
 		return o.Lit
 	}
 	if o.Ref != nil {
-		return f.ConstValue(o.Ref.Name)
+		return lookup(o.Ref.Name)
 	}
 	return nil
 }
@@ -138,26 +173,39 @@ func (v *Value) Float32s(w Weights) ([]float32, error) {
 }
 
 func (v *Value) blobFloat32s(w Weights) ([]float32, error) {
+	dt, data, err := v.blobData(w)
+	if err != nil {
+		return nil, err
+	}
+	return decodeFloat32s(dt, data)
+}
+
+// blobData finds v's blob in w and checks it against v's type (dtype and size, a dtype that decodes
+// to float32), without decoding it: the data's dtype and bytes.
+func (v *Value) blobData(w Weights) (DType, []byte, error) {
 	b := v.Blob
 	file, ok := w[b.Path]
 	if !ok {
-		return nil, fmt.Errorf("weight file %q not found", b.Path)
+		return Invalid, nil, fmt.Errorf("weight file %q not found", b.Path)
 	}
 	dt, data, err := ReadBlob(file, b.Offset)
 	if err != nil {
-		return nil, fmt.Errorf("weight file %q: %w", b.Path, err)
+		return Invalid, nil, fmt.Errorf("weight file %q: %w", b.Path, err)
 	}
 	if dt != v.Type.DType {
-		return nil, fmt.Errorf("weight file %q offset %d: blob holds %s, the value is %s", b.Path, b.Offset, dt, v.Type)
+		return Invalid, nil, fmt.Errorf("weight file %q offset %d: blob holds %s, the value is %s", b.Path, b.Offset, dt, v.Type)
+	}
+	if dt.Bits() == 0 || dt.Bits()%8 != 0 {
+		return Invalid, nil, fmt.Errorf("weight file %q offset %d: cannot decode %s data", b.Path, b.Offset, dt)
 	}
 	n, ok := shapeElements(v.Type.Shape)
 	if !ok {
-		return nil, fmt.Errorf("type %s: bad shape", v.Type)
+		return Invalid, nil, fmt.Errorf("type %s: bad shape", v.Type)
 	}
 	if want := uint64(n) * uint64(dt.Bits()/8); uint64(len(data)) != want {
-		return nil, fmt.Errorf("weight file %q offset %d: blob has %d bytes, %s needs %d", b.Path, b.Offset, len(data), v.Type, want)
+		return Invalid, nil, fmt.Errorf("weight file %q offset %d: blob has %d bytes, %s needs %d", b.Path, b.Offset, len(data), v.Type, want)
 	}
-	return decodeFloat32s(dt, data)
+	return dt, data, nil
 }
 
 // Ints returns the elements of v as ints; every element must be a whole number. A scalar gives one element.
@@ -203,14 +251,14 @@ func (v *Value) Str() (string, error) {
 	return v.Strs[0], nil
 }
 
-// shapeElements is the product of dims, or false when a dim is negative or the product overflows.
+// shapeElements is the product of dims, or false when a dim is negative or the product passes MaxElements.
 func shapeElements(shape []int) (int, bool) {
 	n := 1
 	for _, d := range shape {
 		if d < 0 {
 			return 0, false
 		}
-		if d != 0 && n > math.MaxInt32*64/d {
+		if d != 0 && n > MaxElements/d {
 			return 0, false
 		}
 		n *= d

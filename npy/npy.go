@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/anestar/anestar/internal/safefile"
 	"io"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 )
 
 // DType is the element type a .npy file stores.
@@ -58,7 +59,11 @@ const magic = "\x93NUMPY"
 const maxElems = 1 << 31
 
 // Read decodes one .npy array from r.
-func Read(r io.Reader) (*Array, error) {
+func Read(r io.Reader) (*Array, error) { return read(r, -1) }
+
+// read is Read of a stream of size bytes (-1 when unknown), which it checks against the header's
+// claim before reading the data.
+func read(r io.Reader, size int64) (*Array, error) {
 	br := bufio.NewReader(r)
 	var pre [8]byte
 	if _, err := io.ReadFull(br, pre[:]); err != nil {
@@ -98,23 +103,29 @@ func Read(r io.Reader) (*Array, error) {
 	}
 	off += hlen
 	n := a.Len()
-	size := 4
+	elem := 4
 	switch a.DType {
 	case F16:
-		size = 2
+		elem = 2
 	case F64:
-		size = 8
+		elem = 8
+	}
+	if size >= 0 && size != int64(off)+int64(n*elem) {
+		return nil, fmt.Errorf("npy: offset %d: the file has %d bytes of data, shape %v of %s needs %d", off, size-int64(off), a.Shape, a.DType, n*elem)
 	}
 	// Grow the buffer as data arrives, so that a header promising more than the file holds costs nothing.
 	var data bytes.Buffer
-	if got, err := io.CopyN(&data, br, int64(n*size)); err != nil {
-		return nil, fmt.Errorf("npy: offset %d: data holds %d bytes, shape %v needs %d", off, got, a.Shape, n*size)
+	if got, err := io.CopyN(&data, br, int64(n*elem)); err != nil {
+		return nil, fmt.Errorf("npy: offset %d: data holds %d bytes, shape %v needs %d", off, got, a.Shape, n*elem)
+	}
+	if extra, _ := io.Copy(io.Discard, io.LimitReader(br, 1<<20)); extra > 0 {
+		return nil, fmt.Errorf("npy: offset %d: bytes follow the data of shape %v: not one array", off+n*elem, a.Shape)
 	}
 	raw := data.Bytes()
 	a.Data = make([]float32, n)
 	switch a.DType {
 	case F16:
-		cpu.DecodeF16(a.Data, raw)
+		half.DecodeF16(a.Data, raw)
 	case F32:
 		for i := range a.Data {
 			a.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
@@ -142,6 +153,9 @@ func parseHeader(h string) (*Array, error) {
 		if err != nil {
 			return nil, err
 		}
+		if seen[key] {
+			return nil, fmt.Errorf("key %q is given twice", key)
+		}
 		rest = strings.TrimSpace(rest)
 		if !strings.HasPrefix(rest, ":") {
 			return nil, fmt.Errorf("missing ':' after key %q", key)
@@ -160,8 +174,10 @@ func parseHeader(h string) (*Array, error) {
 				a.DType = F16
 			case "<f8", "f8", "=f8":
 				a.DType = F64
+			case ">f2", ">f4", ">f8":
+				return nil, fmt.Errorf("dtype %q is big-endian; want little-endian '<f2', '<f4' or '<f8' (numpy: a.astype('<f4'))", d)
 			default:
-				return nil, fmt.Errorf("dtype %q is not supported (want '<f4' or '<f2')", d)
+				return nil, fmt.Errorf("dtype %q is not supported (want '<f2', '<f4' or '<f8')", d)
 			}
 		case "fortran_order":
 			switch {
@@ -274,7 +290,7 @@ func Write(w io.Writer, a *Array) error {
 	buf.WriteByte('\n')
 	if dt == F16 {
 		raw := make([]byte, 2*len(a.Data))
-		cpu.EncodeF16(raw, a.Data)
+		half.EncodeF16(raw, a.Data)
 		buf.Write(raw)
 	} else {
 		raw := make([]byte, 4*len(a.Data))
@@ -288,13 +304,14 @@ func Write(w io.Writer, a *Array) error {
 }
 
 // ReadFile reads the .npy file at path.
+// Only a regular file is read, and its size must be what the header says.
 func ReadFile(path string) (*Array, error) {
-	f, err := os.Open(path)
+	f, st, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	a, err := Read(f)
+	a, err := read(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}

@@ -148,3 +148,50 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestReadRefusesDefects: duplicate header keys, bytes after the data, a size that is not the
+// header's, big-endian data, and files that are not regular.
+func TestReadRefusesDefects(t *testing.T) {
+	good := func(header string, data int) []byte {
+		h := header
+		for (10+len(h)+1)%64 != 0 {
+			h += " "
+		}
+		b := append([]byte("\x93NUMPY\x01\x00"), byte(len(h)+1), 0)
+		b = append(b, h...)
+		b = append(b, '\n')
+		return append(b, make([]byte, data)...)
+	}
+	for _, tc := range []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"duplicate key", good("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (4,), }", 16), `key "shape" is given twice`},
+		{"trailing bytes", append(good("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8), 1, 2, 3), "the file has 11 bytes of data, shape [2] of <f4 needs 8"},
+		{"big-endian", good("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8), "big-endian; want little-endian '<f2', '<f4' or '<f8'"},
+	} {
+		path := filepath.Join(t.TempDir(), "a.npy")
+		os.WriteFile(path, tc.file, 0o644)
+		if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	trailing := append(good("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8), 1, 2, 3)
+	if _, err := Read(bytes.NewReader(trailing)); err == nil || !strings.Contains(err.Error(), "bytes follow the data") {
+		t.Errorf("a stream with bytes after the data: %v", err)
+	}
+	short := filepath.Join(t.TempDir(), "s.npy")
+	os.WriteFile(short, good("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000,), }", 8), 0o644)
+	if _, err := ReadFile(short); err == nil || !strings.Contains(err.Error(), "the file has 8 bytes of data") {
+		t.Errorf("a header claiming more than the file: %v", err)
+	}
+	for _, p := range []string{"/dev/zero", "/dev/urandom", t.TempDir()} {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if _, err := ReadFile(p); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}

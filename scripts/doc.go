@@ -12,12 +12,23 @@
 //	                          layers' forward and backward passes as kernels, loss and optimizer on the host
 //	lib/model.star            the layer's sizes, weight initialisation, data, FLOP accounting,
 //	                          efficiency report and checkpoint helpers, shared by the training scripts
-//	lib/layer_kernels.star    the six kernel generators of train_layer.star, built with the mil builder
+//	lib/train.star            what the two layer scripts share: their parameters and checks, the run's
+//	                          state (fresh or resumed), host buffers, compiled kernels with their
+//	                          layouts, the weight-gradient sgemms, the end of a step, the phase times
+//	lib/layer_kernels.star    the six kernel generators of train_layer.star, built with the mil builder;
+//	                          each returns (program, layout), the layout naming its surfaces' channels
 //	lib/dynamic_kernels.star  the dynamic-weight kernel generators of dynamic.star
 //	lib/dense.star            dense-layer kernels (forward and backward, any activation) for mlp.star
+//	sample.star               text from a llama2.c model file or a train_lm.star checkpoint, as run.c
+//	                          samples it, on the forward kernels; the text alone on standard output
+//	lib/lm_decode.star        generation with a key/value cache: 32-column step kernels, the cache in
+//	                          each layer's binding
+//	lib/lm_pad.star           an FFN widened with zero units to a hidden the kernels take (exact)
+//	lib/lm_read.star          a llama2.c file or checkpoint read for the forward kernels
 //
 // The package has no Go API; its tests run every script through builtins.Run at small sizes on the
 // emulator: gradients against finite differences, the loss falling, restarts and resumes that reproduce an
 // uninterrupted run bit for bit, the kernels against float64 formulas and the Go generators of
-// internal/refkernels, the two layer scripts against each other, and the MLP's accuracy.
+// internal/refkernels, the two layer scripts against each other, and the MLP's accuracy; sample.star's
+// logits and greedy ids against the PyTorch generator of ckpt/testdata/llama2 and run.c's output.
 package scripts

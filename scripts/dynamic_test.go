@@ -385,8 +385,8 @@ func TestDynResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Tensors) != 27 { // 9 weights, Adam's m and v of each
-		t.Errorf("the checkpoint holds %d tensors, want 27", len(a.Tensors))
+	if len(a.Tensors) != 30 { // 9 weights, Adam's m and v of each, step, optimizer steps, generator
+		t.Errorf("the checkpoint holds %d tensors, want 30", len(a.Tensors))
 	}
 	for name, ta := range a.Tensors {
 		tb, ok := b.Tensors[name]

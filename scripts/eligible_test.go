@@ -23,6 +23,10 @@ func TestShippedKernelsEligible(t *testing.T) {
 		{trainLayer, map[string]map[string]string{"defaults": nil, "test sizes": small}},
 		{"dynamic.star", map[string]map[string]string{"defaults": nil, "test sizes": dynSmall, "docs sizes": small}},
 		{"mlp.star", map[string]map[string]string{"defaults": {"data": mlpData}, "test sizes": mlpSmall}},
+		{"train_lm.star", map[string]map[string]string{"defaults": {"ckpt": `""`},
+			"test sizes": lmSmall(t.TempDir())}},
+		{"sample.star", map[string]map[string]string{"generator's model (hidden widened)": {
+			"model": quote("../ckpt/testdata/llama2/tied.v0.bin"), "tokenizer": quote("../ckpt/testdata/llama2/tokenizer.bin")}}},
 	} {
 		ops := map[string]bool{}
 		for name, params := range c.sizes {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"go.starlark.net/starlark"
 )
 
@@ -160,7 +160,7 @@ func mlpReference(t *testing.T, res *builtins.Result, acts [3]int, sizes []int, 
 	r16 := func(v []float32) []float64 {
 		out := make([]float64, len(v))
 		for i, x := range v {
-			out[i] = float64(cpu.RoundF16(x))
+			out[i] = float64(half.RoundF16(x))
 		}
 		return out
 	}

@@ -164,8 +164,8 @@ func TestRestartsReproduce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fa.Tensors) != 9*3 {
-		t.Errorf("%d tensors in the checkpoint, want 27 (9 weights, their m and v)", len(fa.Tensors))
+	if len(fa.Tensors) != 9*3+3 {
+		t.Errorf("%d tensors in the checkpoint, want 30 (9 weights, their m and v, step, optimizer steps, generator)", len(fa.Tensors))
 	}
 	for name, ta := range fa.Tensors {
 		if tb, ok := fb.Tensors[name]; !ok || !bytes.Equal(ta.Data, tb.Data) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/anestar/anestar/ane"
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -131,7 +131,7 @@ func f64s(x []float32) []float64 {
 func uniform(rng *rand.Rand, n int, lo, hi float64) []float32 {
 	out := make([]float32, n)
 	for i := range out {
-		out[i] = cpu.RoundF16(float32(lo + (hi-lo)*rng.Float64()))
+		out[i] = half.RoundF16(float32(lo + (hi-lo)*rng.Float64()))
 	}
 	return out
 }

@@ -106,7 +106,7 @@ func hardwareOpCases() []opCase {
 			}},
 		opCase{op: "cast", name: "hw_cast_fp32_boundary", ins: []tin{{"x", mil.FP32, []int{1, c, 1, w}}}, lo: -3, hi: 3,
 			body: fmt.Sprintf(`tensor<fp16, [1, %[1]d, 1, %[2]d]> r = cast(x=x, dtype=string("fp16"))[name=string("r")];
-				`, c, w) + strings.Replace(identityConv(c, w), "> out = conv", "> y = conv", 1) + fmt.Sprintf(`
+				`, c, w) + strings.NewReplacer("> out = conv", "> y = conv", `name=string("out")`, `name=string("y")`).Replace(identityConv(c, w)) + fmt.Sprintf(`
 				tensor<fp32, [1, %d, 1, %d]> out = cast(x=y, dtype=string("fp32"))[name=string("out")];`, c, w),
 			tol: fp16Tol,
 			ref: func(in [][]float64) []float64 { return in[0] }},

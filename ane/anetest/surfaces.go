@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/anestar/anestar/ane"
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -78,7 +78,7 @@ func testSurfaces(t *testing.T, b ane.Backend) {
 		for i, v := range got {
 			var want float32
 			if i >= 6 && i < 18 {
-				want = cpu.RoundF16(src[i-6])
+				want = half.RoundF16(src[i-6])
 			}
 			if v != want {
 				t.Errorf("a[%d] = %v, want %v", i, v, want)
@@ -150,8 +150,8 @@ func testSurfaces(t *testing.T, b ane.Backend) {
 		}
 		got := readAll(t, a)
 		for j, v := range row {
-			if got[18+j] != cpu.RoundF16(v) {
-				t.Errorf("converted copy: a[3][%d] = %v, want %v", j, got[18+j], cpu.RoundF16(v))
+			if got[18+j] != half.RoundF16(v) {
+				t.Errorf("converted copy: a[3][%d] = %v, want %v", j, got[18+j], half.RoundF16(v))
 			}
 		}
 		if got[0] != 7 || got[17] != 7 {
@@ -185,8 +185,8 @@ func testSurfaces(t *testing.T, b ane.Backend) {
 	})
 	t.Run("Bytes", func(t *testing.T) {
 		var buf [4]byte
-		binary.LittleEndian.PutUint16(buf[0:], cpu.F32ToF16(3))
-		binary.LittleEndian.PutUint16(buf[2:], cpu.F32ToF16(-0.5))
+		binary.LittleEndian.PutUint16(buf[0:], half.F32ToF16(3))
+		binary.LittleEndian.PutUint16(buf[2:], half.F32ToF16(-0.5))
 		if err := a.WriteBytes(2*6*2+4, buf[:]); err != nil {
 			t.Fatal(err)
 		}
@@ -218,13 +218,13 @@ func testSurfaces(t *testing.T, b ane.Backend) {
 		evalOnce(t, k)
 		sv := readAll(t, s)
 		for i := range av {
-			if want := float64(cpu.RoundF16(float32(2 * av[i]))); float64(sv[i]) != want {
+			if want := float64(half.RoundF16(float32(2 * av[i]))); float64(sv[i]) != want {
 				t.Errorf("s[%d] = %v, want %v", i, sv[i], want)
 			}
 		}
 		rv := readAll(t, r)
 		for i := range bv {
-			want := cpu.RoundF16(float32(bv[i]))
+			want := half.RoundF16(float32(bv[i]))
 			if fp32Mode(b) {
 				want = float32(bv[i]) // no rounding anywhere in the emulator's FP32 mode
 			}

@@ -68,12 +68,7 @@ func (b *Backend) Compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
 			return nil, fmt.Errorf("emulator: compile: %w", err)
 		}
 	}
-	var fn *mil.Func
-	for _, f := range p.Funcs {
-		if f != nil && f.Name == "main" {
-			fn = f
-		}
-	}
+	fn := p.Main()
 	if fn == nil {
 		return nil, fmt.Errorf("emulator: compile: program has no main function")
 	}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 )
 
 // The fp32 I/O of a kernel computing in fp16: the cast in, the input's only reader, shares the input's
@@ -60,8 +60,8 @@ func TestCastRoundsOnceAndWidensInPlace(t *testing.T) {
 		for i, v := range in {
 			want := v * v
 			if mode == FP16 {
-				r := cpu.RoundF16(v)
-				want = cpu.RoundF16(r * r)
+				r := half.RoundF16(v)
+				want = half.RoundF16(r * r)
 			}
 			if got[i] != want {
 				t.Fatalf("mode %v: out[%d] = %v, want %v", mode, i, got[i], want)
@@ -101,7 +101,7 @@ func TestCastRoundsAsItCopies(t *testing.T) {
 	}
 	got := run(t, k, in)[0]
 	for i, v := range in {
-		if want := cpu.RoundF16(v) + (v + v); got[i] != want {
+		if want := half.RoundF16(v) + (v + v); got[i] != want {
 			t.Fatalf("out[%d] = %v, want %v", i, got[i], want)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/anestar/anestar/ane"
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -28,11 +28,12 @@ type rounder struct {
 
 // compiler turns a checked MIL function into steps.
 type compiler struct {
-	fn    *mil.Func          // main
-	w     mil.Weights        // weight files
-	opts  Options            // numerics
-	env   map[string]*tensor // every value defined so far
-	steps []step             // in program order
+	fn     *mil.Func          // main
+	consts mil.Consts         // main's const values by name, read once
+	w      mil.Weights        // weight files
+	opts   Options            // numerics
+	env    map[string]*tensor // every value defined so far
+	steps  []step             // in program order
 	// concatParts maps the result of a concat that lays its values end to end (one block each) to
 	// those values, so that an output concat can be written to its surface from the parts.
 	concatParts map[*tensor][]*tensor
@@ -125,7 +126,7 @@ func (c *compiler) constArg(op *mil.Op, name string) (*mil.Value, error) {
 	if a == nil {
 		return nil, nil
 	}
-	v := c.fn.ArgValue(op, name)
+	v := c.consts.ArgValue(op, name)
 	if v == nil {
 		return nil, opErr(op, "argument %s must be a constant", name)
 	}
@@ -265,7 +266,7 @@ func decodeF16Blob(v *mil.Value, w mil.Weights, alloc func(n int) []float32) ([]
 	} else {
 		data = make([]float32, n)
 	}
-	if err := cpu.DecodeF16(data, raw); err != nil {
+	if err := half.DecodeF16(data, raw); err != nil {
 		return nil, fmt.Errorf("weight file %q offset %d: %v", b.Path, b.Offset, err)
 	}
 	return data, nil

@@ -17,7 +17,7 @@
 // only and its Eval allocates nothing either; all of them take turns, as they share the plan. Reshape, expand_dims, squeeze and slices or splits that are
 // contiguous share their input's buffer instead of copying.
 //
-// Memory (plan.go): op results take their buffers from a pool at compile time, and a buffer whose
+// Memory (plan.go): op results take their buffers from a free list at compile time, and a buffer whose
 // values have all been read goes back to it, so a kernel holds only what is live at once. Apart from
 // weights and constants everything an Eval computes lives only during that Eval, so the kernels of one
 // backend share those buffers (scratch.go): their Evals, compiles and Closes take turns under the
@@ -27,7 +27,7 @@
 // next compiles (recycle.go): a script that recompiles after each weight update reuses the same
 // memory instead of allocating, zeroing and paging it in again. Buffers are handed out uncleared
 // (every op writes all of its result), surface memory cleared. Surface transfers (io.go) convert fp16
-// bytes directly with the vectorised conversions of package cpu; an output that is a concat of whole
+// bytes directly with the vectorised conversions of package half; an output that is a concat of whole
 // channel blocks is written from its parts (output_concat.go): the concat never runs and has no buffer.
 //
 // Fusion (fuse.go): before compiling, the compiler finds op chains that it runs as one step, computing
@@ -66,8 +66,9 @@
 // inline over whole slices (expShifted), bit for bit; on amd64 with AVX2 eight at a time in assembly
 // (fastmath_amd64.s), with the same operations in the same order, so the bits do not change (the
 // noasm build tag leaves the assembly out). Elementwise ops, reductions, softmax, transposes and
-// surface transfers are split over a fixed pool of GOMAXPROCS goroutines. In FP16 mode elementwise ops
-// and batched matmuls round each piece of their result as they finish it (vectorised, cpu.RoundF16To);
+// surface transfers are split over a fixed pool of GOMAXPROCS worker goroutines (pool.go, started once,
+// so that Eval starts none). In FP16 mode elementwise ops
+// and batched matmuls round each piece of their result as they finish it (vectorised, half.RoundF16To);
 // other ops get a separate parallel rounding pass. Eval checks its context between ops. PeakFLOPS is
 // the rate of a 512x512x512 sgemm, measured once per machine, BLAS and core and cached (cpu.PeakFLOPS).
 package emulator

@@ -266,3 +266,35 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("PeakFLOPS = %v, want a measured rate above 0.1 GFLOP/s", p)
 	}
 }
+
+// TestIntDivByZero: an int32 real_div by 0 is an eval error naming the op, not inf or NaN in an int32
+// tensor; other quotients truncate toward zero.
+func TestIntDivByZero(t *testing.T) {
+	src := `program(1.3)
+{
+    func main<ios18>(tensor<fp16, [1, 1, 1, 32]> x) {
+        tensor<int32, [4]> a = const()[name = string("a"), val = tensor<int32, [4]>([7, -7, 8, 1])];
+        tensor<int32, [4]> b = const()[name = string("b"), val = tensor<int32, [4]>([2, 2, 0, 1])];
+        tensor<int32, [4]> q = real_div(x = a, y = b)[name = string("q")];
+        tensor<fp16, [1, 1, 1, 32]> y = relu(x = x)[name = string("y")];
+    } -> (y);
+}
+`
+	p, err := mil.Parse("t.mil", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := New(Options{Relaxed: true}).Compile(p, nil)
+	if err != nil {
+		// A backend may fold the constant division at compile time; then the error comes now.
+		if !strings.Contains(err.Error(), "division by zero") {
+			t.Fatal(err)
+		}
+		return
+	}
+	defer k.Close()
+	err = k.Eval(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `"q"`) || !strings.Contains(err.Error(), "int32 division by zero (element 2 of y)") {
+		t.Fatalf("eval: %v", err)
+	}
+}

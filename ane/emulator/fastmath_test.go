@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/anestar/anestar/cpu"
 )
 
 func TestExp32(t *testing.T) {
@@ -36,23 +34,6 @@ func TestExp32(t *testing.T) {
 	}
 	if v := exp32(float32(math.NaN())); v == v {
 		t.Errorf("exp32(NaN) = %v, want NaN", v)
-	}
-}
-
-// round16 must agree with the cpu package's conversion on every float32 class.
-func TestRound16(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	check := func(x float32) {
-		got, want := round16(x), cpu.F16ToF32(cpu.F32ToF16(x))
-		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
-			t.Errorf("round16(%v) = %v, want %v", x, got, want)
-		}
-	}
-	for range 1000000 {
-		check(math.Float32frombits(rng.Uint32()))
-	}
-	for _, x := range []float32{0, 65504, 65519.99, 65520, -65520, 1 + 1.0/2048, 1 + 3.0/2048, 6e-8, 3e-8, 2.98e-8, 6.1e-5, 1e-45} {
-		check(x)
 	}
 }
 

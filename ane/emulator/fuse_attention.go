@@ -135,7 +135,7 @@ func (c *compiler) matchCausalAttention(g *graph, d int, sm *mil.Op) *fusion {
 // that nothing else reads; it returns that op, its index and the constant.
 func (c *compiler) constOperand(g *graph, op *mil.Op, kind string) (int, *mil.Op, *mil.Value, bool) {
 	for _, arg := range [2][2]string{{"x", "y"}, {"y", "x"}} {
-		v := c.fn.ArgValue(op, arg[1])
+		v := c.consts.ArgValue(op, arg[1])
 		if v == nil {
 			continue
 		}

@@ -1,6 +1,9 @@
 package emulator
 
-import "github.com/anestar/anestar/mil"
+import (
+	"github.com/anestar/anestar/half"
+	"github.com/anestar/anestar/mil"
+)
 
 // Softmax gradient. The chain of the attention backward
 //
@@ -132,7 +135,7 @@ func (f *softmaxGrad) rows(lo, hi int) {
 			sum += a
 		}
 		if f.rR {
-			sum = round16(sum)
+			sum = half.RoundF16(sum)
 		}
 		for j, gv := range g {
 			out[j] = gv - sum

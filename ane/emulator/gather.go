@@ -1,5 +1,7 @@
 package emulator
 
+import "github.com/anestar/anestar/cpu"
+
 // gather copies a strided view of a source buffer into a dense destination: destination element
 // (i0, i1, ...) of dims is source element off + i0*str[0] + i1*str[1] + .... Transposes, slices and splits
 // are all gathers. Dims of size 1 are dropped and neighbours that the source walks contiguously are
@@ -75,23 +77,14 @@ func (g *gather) srcOffset(row, k int) int {
 	return s
 }
 
-// transpose2D handles batches [lo, hi) of a batched transpose in cache-sized tiles.
+// transpose2D handles batches [lo, hi) of a batched transpose: each is an rr x cc destination of the
+// cc x rr source with row stride cstr.
 func (g *gather) transpose2D(lo, hi, rr, cc, cstr int) {
-	const tile = 32
 	r := len(g.dims)
 	for b := lo; b < hi; b++ {
 		sb := g.srcOffset(b, r-2)
-		db := g.dst[b*rr*cc : (b+1)*rr*cc]
-		for i0 := 0; i0 < rr; i0 += tile {
-			for j0 := 0; j0 < cc; j0 += tile {
-				for i := i0; i < min(i0+tile, rr); i++ {
-					drow := db[i*cc : (i+1)*cc]
-					for j := j0; j < min(j0+tile, cc); j++ {
-						drow[j] = g.src[sb+i+j*cstr]
-					}
-				}
-			}
-		}
+		// The view of a dense source has cstr >= rr and lies inside it: no error.
+		cpu.Transpose(g.dst[b*rr*cc:(b+1)*rr*cc], cc, g.src[sb:], cstr, cc, rr)
 	}
 }
 

@@ -1,17 +1,15 @@
 package emulator
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/anestar/anestar/ane"
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
 // Surface transfers convert between a surface's bytes and float32 tensor buffers directly, in pieces
-// spread over the worker pool, with the vectorised fp16 conversions of package cpu. An output that is
+// spread over the worker pool, with the vectorised fp16 conversions of package half. An output that is
 // a concat of whole blocks (concat along the first axis of size above one, the channels of a
 // [1, C, 1, S] result) is written from its parts: the concat itself never runs.
 
@@ -70,7 +68,7 @@ func newTransfer(s *ane.Surface, segs []ioPiece, read bool) *transfer {
 func (t *transfer) move(p ioPiece) {
 	t.convert(p)
 	if t.round {
-		cpu.RoundF16To(p.data, p.data)
+		half.RoundF16To(p.data, p.data)
 	}
 }
 
@@ -79,19 +77,17 @@ func (t *transfer) convert(p ioPiece) {
 	if t.fp16 {
 		b := t.buf[p.off : p.off+2*len(p.data)]
 		if t.read {
-			cpu.DecodeF16To(p.data, b)
+			half.DecodeF16To(p.data, b)
 		} else {
-			cpu.EncodeF16To(b, p.data)
+			half.EncodeF16To(b, p.data)
 		}
 		return
 	}
 	b := t.buf[p.off : p.off+4*len(p.data)]
-	for i := range p.data {
-		if t.read {
-			p.data[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		} else {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(p.data[i]))
-		}
+	if t.read {
+		half.DecodeF32To(p.data, b)
+	} else {
+		half.EncodeF32To(b, p.data)
 	}
 }
 

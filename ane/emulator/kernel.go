@@ -3,6 +3,7 @@ package emulator
 import (
 	"context"
 	"fmt"
+	"github.com/anestar/anestar/internal/memlimit"
 	"math"
 	"slices"
 	"sync"
@@ -43,9 +44,12 @@ func compileWith(fn *mil.Func, w mil.Weights, opts Options, fuse bool) (*Kernel,
 
 // compileIn is compileWith with buffers from ar. On failure the buffers it took go back.
 func compileIn(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena) (*Kernel, error) {
+	if err := checkMemory(fn); err != nil {
+		return nil, err
+	}
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
-	c := &compiler{fn: fn, w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{},
+	c := &compiler{fn: fn, consts: fn.Consts(), w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{},
 		noFuse: !fuse, ar: ar, rec: ar.rec, fill: map[*scratch]int{}}
 	c.plan = newPlanner(fn, c.newScratch, ar.rec.spoil)
 	k, err := c.kernel()
@@ -267,4 +271,38 @@ func (k *Kernel) Close() error {
 	k.ar.release(k.scratch)
 	k.steps, k.inT, k.outT, k.outSegs, k.owned, k.scratch = nil, nil, nil, nil, nil, nil
 	return nil
+}
+
+// checkMemory refuses a program whose buffers cannot be allocated, before any is: the emulator holds
+// every value as float32, so it needs at most 4 bytes per element of every input and op result (the
+// planner reuses buffers, so usually less).
+func checkMemory(fn *mil.Func) error {
+	var elems uint64
+	var big *mil.Var
+	add := func(v *mil.Var) {
+		if v == nil {
+			return
+		}
+		n := uint64(max(v.Type.NumElements(), 0))
+		elems += n
+		if big == nil || n > uint64(max(big.Type.NumElements(), 0)) {
+			big = v
+		}
+	}
+	for _, in := range fn.Inputs {
+		add(in)
+	}
+	for _, op := range fn.Ops {
+		if op == nil {
+			continue
+		}
+		for _, r := range op.Results {
+			add(r)
+		}
+	}
+	if big == nil {
+		return nil
+	}
+	what := fmt.Sprintf("compiling %q (its largest value %s is %s)", fn.Name, big.Name, big.Type)
+	return memlimit.Check(4*elems, what)
 }

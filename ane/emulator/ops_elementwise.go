@@ -3,6 +3,7 @@ package emulator
 import (
 	"math"
 
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -157,8 +158,11 @@ func binaryOp(code binCode) builder {
 				roundSlice(od[lo*n : hi*n])
 			}
 		}
-		return step{outs: []*tensor{out}, flops: float64(numel(want)), fused: true,
-			run: func() error { parallel(p.rows, rowsGrain(n), body); return nil }}, nil
+		run := func() error { parallel(p.rows, rowsGrain(n), body); return nil }
+		if code == opDiv && out.dtype == mil.Int32 {
+			run = func() error { return intDiv(op, yd, od, func() { parallel(p.rows, rowsGrain(n), body) }) }
+		}
+		return step{outs: []*tensor{out}, flops: float64(numel(want)), fused: true, run: run}, nil
 	}
 }
 
@@ -344,7 +348,7 @@ func unaryOp(c *compiler, op *mil.Op) (step, error) {
 		// The epsilon is a value of x's dtype.
 		e := float64(float32(eps))
 		if isFloat16(x.dtype) {
-			e = float64(round16(float32(eps)))
+			e = float64(half.RoundF16(float32(eps)))
 		}
 		if op.Kind == "rsqrt" {
 			f = mapF64(func(v float64) float64 { return 1 / math.Sqrt(v+e) })
@@ -402,4 +406,19 @@ func mapF64(f func(float64) float64) func(dst, src []float32) {
 			dst[i] = float32(f(float64(v)))
 		}
 	}
+}
+
+// intDiv runs an int32 real_div (div) after checking that no divisor in y is 0, and truncates the
+// quotients toward zero: an int32 tensor cannot hold inf, NaN or fractions.
+func intDiv(op *mil.Op, y, out []float32, div func()) error {
+	for i, v := range y {
+		if v == 0 {
+			return opErr(op, "int32 division by zero (element %d of y): an int32 result cannot hold inf or NaN", i)
+		}
+	}
+	div()
+	for i, v := range out {
+		out[i] = float32(math.Trunc(float64(v)))
+	}
+	return nil
 }

@@ -239,7 +239,7 @@ func convOp(c *compiler, op *mil.Op) (step, error) {
 	if len(x.shape) < 3 || len(w.shape) != len(x.shape) {
 		return step{}, opErr(op, "x %v and weight %v: want [N, Cin, *spatial] and [Cout, Cin/groups, *kernel]", x.shape, w.shape)
 	}
-	p, err := mil.ConvParamsOf(c.fn, op, x.shape, w.shape)
+	p, err := mil.ConvParamsOf(c.consts, op, x.shape, w.shape)
 	if err != nil {
 		return step{}, opErr(op, "%v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -279,7 +280,7 @@ func layerNormOp(c *compiler, op *mil.Op) (step, error) {
 	}
 	eps := float64(float32(epsV))
 	if isFloat16(x.dtype) {
-		eps = float64(round16(float32(epsV)))
+		eps = float64(half.RoundF16(float32(epsV)))
 	}
 	xd, od := x.data, out.data
 	// Statistics in float64 per (outer, inner) column; the result is rounded once.

@@ -3,7 +3,7 @@ package emulator
 import (
 	"math"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -324,7 +324,7 @@ func castOp(c *compiler, op *mil.Op) (step, error) {
 	fused := false
 	switch {
 	case out.dtype.IsFloat() && c.rounds(out):
-		f, fused = func(lo, hi int) { cpu.RoundF16To(od[lo:hi], xd[lo:hi]) }, true // what copy, then rounding, give
+		f, fused = func(lo, hi int) { half.RoundF16To(od[lo:hi], xd[lo:hi]) }, true // what copy, then rounding, give
 	case out.dtype.IsFloat():
 		f = func(lo, hi int) { copy(od[lo:hi], xd[lo:hi]) }
 	case out.dtype == mil.Bool:

@@ -7,8 +7,8 @@ import (
 	"github.com/anestar/anestar/mil"
 )
 
-// Memory plan. Op results get their buffers from a pool at compile time: a buffer whose values are
-// no longer read (every tensor in it, views included, has had its last use) goes back to the pool and
+// Memory plan. Op results get their buffers from a free list at compile time: a buffer whose values are
+// no longer read (every tensor in it, views included, has had its last use) goes back to the list and
 // the next result that fits reuses it. Inputs, constants, outputs and the parts of an output concat
 // keep buffers of their own for the whole Eval. This bounds a kernel's memory by the values live
 // at once rather than by all values of the program. New buffers are the backend's shared scratch

@@ -1,9 +1,7 @@
 package emulator
 
 import (
-	"math"
-
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -54,24 +52,8 @@ func sameShape(a, b []int) bool {
 // roundGrain is the piece size for parallel fp16 rounding.
 const roundGrain = 1 << 14
 
-// round16 is x rounded to the nearest fp16 value, ties to even, as a float32: the value an fp16 tensor
-// stores. Magnitudes from 65520 up become ±inf (the ANE does not saturate). The common normal range is
-// done inline on the float32 bits; subnormals, overflow, inf and NaN go through cpu.RoundF16.
-func round16(x float32) float32 {
-	b := math.Float32bits(x)
-	if (b&^0x80000000)-0x38800000 < 0x477ff000-0x38800000 { // 2^-14 <= |x| < 65520
-		return math.Float32frombits((b + 0xfff + (b>>13)&1) &^ 0x1fff)
-	}
-	return round16Slow(x)
-}
-
-// round16Slow is round16 outside the normal range; kept out of line so that round16 inlines.
-//
-//go:noinline
-func round16Slow(x float32) float32 { return cpu.RoundF16(x) }
-
 // roundSlice rounds every element of x to fp16.
-func roundSlice(x []float32) { cpu.RoundF16To(x, x) }
+func roundSlice(x []float32) { half.RoundF16To(x, x) }
 
 // isFloat16 reports whether values of dtype d are stored in half precision.
 func isFloat16(d mil.DType) bool { return d == mil.FP16 }

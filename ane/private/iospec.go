@@ -16,13 +16,7 @@ type ioSpec struct {
 // ioSpecs returns the inputs of p's main function in declaration order and its outputs in return order,
 // with their declared types. Every one must be an fp16 or fp32 tensor (or scalar) of at least one element.
 func ioSpecs(p *mil.Program) (inputs, outputs []ioSpec, err error) {
-	var main *mil.Func
-	for _, f := range p.Funcs {
-		if f.Name == "main" {
-			main = f
-			break
-		}
-	}
+	main := p.Main()
 	if main == nil {
 		return nil, nil, fmt.Errorf("program has no func main")
 	}

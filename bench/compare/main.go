@@ -1,33 +1,44 @@
-// Command compare measures anestar's single-layer training (scripts/train_layer.star on the emulator,
-// in fp16 and fp32 numerics) side by side with the PyTorch peer (the same layer, shapes, loss and
-// optimizer cadence in PyTorch eager mode, at 1 and 2 threads) on the same machine, in one run.
+// Command compare measures anestar's training side by side with the project's own PyTorch peers
+// (bench/peers) on the same machine, in one run. It has two modes.
+//
+// -mode layer (the default): anestar's single-layer training (scripts/train_layer.star on the emulator,
+// in fp16 and fp32 numerics) against bench/peers/torch_layer.py (the same layer, shapes, loss and
+// optimizer cadence in PyTorch eager mode, at 1 and 2 threads). anestar's ms/step is the median of the
+// per-step times in the script's metrics file (--set metrics=PATH; compile excluded), and its "Avg
+// train" line of the efficiency report is shown beside it.
+//
+// -mode lm: the language-model peer bench/peers/torch_lm.py on token files (-train, -val, and -tokenizer
+// for bits per byte); each repetition uses the seed -seed + rep, so the reps sample the run-to-run spread
+// of the loss, and the report gives the median ms/step and tokens/s and the mean and spread of val_loss
+// and val_bpb.
+//
+// In both modes -base-peer names a second peer script with the same command line (an older version, or
+// another implementation) run alternately with the first, as "base pytorch"; -base runs a second
+// anestar binary likewise (layer mode).
 //
 // The runs alternate (anestar fp16, anestar fp32, peer 1 thread, peer 2 threads, then again), so that
 // load from other work on a shared machine falls on all of them alike; each is repeated -reps times and
 // the report gives the median ms/step of each, the ratios to the peer's best thread setting, the
-// compile time per batch and the peak resident memory (from /usr/bin/time -v where it exists).
-//
-// anestar's ms/step is the median of the per-step times in the script's metrics file (--set
-// metrics=PATH; compile excluded), and its "Avg train" line of the efficiency report is shown beside
-// it. The peer is skipped, with a message, where PyTorch (or the peer script) is absent.
+// compile time per batch and the peak resident memory (from /usr/bin/time -v where it exists). A peer
+// is skipped, with a message, where PyTorch (or the peer script) is absent. For timings that use
+// OpenBLAS (anestar's and Debian's PyTorch) set OPENBLAS_CORETYPE=SkylakeX on this CPU.
 //
 //	go run ./bench/compare                                  reference sizes (dim 768, seq 512)
 //	go run ./bench/compare -reps 5 -steps 20
 //	go run ./bench/compare -base /tmp/anestar-old          before/after a change, interleaved
 //	go run ./bench/compare -base /tmp/old/anestar -base-script /tmp/old/scripts/train_layer.star
 //	go run ./bench/compare -set dim=256 -set hidden=512 -set heads=4 -set seq=128   a quick check
+//	go run ./bench/compare -mode lm -train D/train.bin -val D/val.bin -tokenizer D/tokenizer.bin \
+//	    -set vocab=1024 -set dim=256 -set layers=4 -set heads=4 -set seq=128 -set batch=8 -steps 300
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -42,13 +53,17 @@ func (s *sets) Set(v string) error { *s = append(*s, v); return nil }
 
 // config is the command line.
 type config struct {
+	mode               string
 	reps, steps, accum int
 	sets               sets
 	anestar, script    string
 	base, baseScript   string
-	peer, python       string
+	peer, basePeer     string
+	python             string
 	threads            string
 	modes              string
+	train, val, tok    string // lm mode: token files and tokenizer
+	seed               int    // lm mode: the first rep's seed
 }
 
 // result is one run's figures.
@@ -57,111 +72,137 @@ type result struct {
 	avg       float64 // the report's Avg train, anestar only
 	compileMS float64 // the report's Avg compile per batch, anestar only
 	rssKB     float64 // peak resident set, 0 when unknown
+	tokensS   float64 // lm mode: tokens per second
+	valLoss   float64 // lm mode: the final validation loss
+	valBPB    float64 // lm mode: its bits per byte, 0 without a tokenizer
 }
+
+// A run is one named configuration, run once per rep.
+type run struct {
+	name string
+	fn   func(rep int) (result, error)
+}
+
+// The peers' default places, in the repository (run compare from its root).
+const (
+	layerPeer = "bench/peers/torch_layer.py"
+	lmPeer    = "bench/peers/torch_lm.py"
+)
 
 func main() {
 	var c config
+	flag.StringVar(&c.mode, "mode", "layer", "what to compare: layer (scripts/train_layer.star and the layer peer) or lm (the language-model peer)")
 	flag.IntVar(&c.reps, "reps", 3, "repetitions of each run")
-	flag.IntVar(&c.steps, "steps", 20, "measured training steps per run")
-	flag.IntVar(&c.accum, "accum", 10, "steps per optimizer update (both sides)")
-	flag.Var(&c.sets, "set", "a script parameter `k=v` (dim, hidden, heads, seq are passed to the peer too); repeatable")
+	flag.IntVar(&c.steps, "steps", 20, "measured training steps per run (lm mode: training steps)")
+	flag.IntVar(&c.accum, "accum", 10, "steps per optimizer update (both sides; layer mode)")
+	flag.Var(&c.sets, "set", "a parameter `k=v`, repeatable: layer mode passes it to the script, and dim, hidden, heads, seq to the peer too; lm mode passes each to the peer as --k v (kv_heads as --kv-heads)")
 	flag.StringVar(&c.anestar, "anestar", "", "the anestar binary (default: go build ./cmd/anestar into a temporary directory)")
 	flag.StringVar(&c.base, "base", "", "a second anestar binary (say, built before a change) run alternately with the first, as \"base\"")
 	flag.StringVar(&c.script, "script", "scripts/train_layer.star", "the training script")
 	flag.StringVar(&c.baseScript, "base-script", "", "the script the -base binary runs (default -script): the script as it was when that binary was built")
-	flag.StringVar(&c.peer, "peer", "../shared/peers/torch_layer.py", "the PyTorch peer script")
+	flag.StringVar(&c.peer, "peer", "", "the PyTorch peer script (default "+layerPeer+", in lm mode "+lmPeer+")")
+	flag.StringVar(&c.basePeer, "base-peer", "", "a second peer script taking the same arguments, run alternately with the first, as \"base pytorch\"")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python that has PyTorch")
-	flag.StringVar(&c.threads, "threads", "1,2", "peer thread counts")
-	flag.StringVar(&c.modes, "modes", "fp16,fp32", "anestar numerics to run")
+	flag.StringVar(&c.threads, "threads", "", "peer thread counts (default 1,2; in lm mode 1)")
+	flag.StringVar(&c.modes, "modes", "fp16,fp32", "anestar numerics to run (layer mode); \"\" for none: the peers alone")
+	flag.StringVar(&c.train, "train", "", "lm mode: the training tokens (uint16 .bin)")
+	flag.StringVar(&c.val, "val", "", "lm mode: the validation tokens (uint16 .bin)")
+	flag.StringVar(&c.tok, "tokenizer", "", "lm mode: the tokens' llama2.c tokenizer.bin, for val_bpb")
+	flag.IntVar(&c.seed, "seed", 1, "lm mode: the seed of rep 1; rep i uses seed+i-1")
 	flag.Parse()
-	if err := run(c); err != nil {
+	var err error
+	switch c.mode {
+	case "layer":
+		err = compareLayer(c)
+	case "lm":
+		err = compareLM(c)
+	default:
+		err = fmt.Errorf("-mode %q: want layer or lm", c.mode)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(c config) error {
-	tmp, err := os.MkdirTemp("", "anestar-compare")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if c.anestar == "" {
-		c.anestar = filepath.Join(tmp, "anestar")
-		fmt.Println("building ./cmd/anestar ...")
-		cmd := exec.Command("go", "build", "-o", c.anestar, "./cmd/anestar")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build: %v", err)
-		}
-	}
-	params := map[string]string{}
-	for _, s := range c.sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok {
-			return fmt.Errorf("-set %q: want k=v", s)
-		}
-		params[k] = v
-	}
-	timeV := "/usr/bin/time"
-	if _, err := os.Stat(timeV); err != nil {
+// timeV is /usr/bin/time when it exists (for peak memory), else "".
+func timeV() string {
+	const p = "/usr/bin/time"
+	if _, err := os.Stat(p); err != nil {
 		fmt.Println("note: /usr/bin/time not found (apt-get install time): peak memory not measured")
-		timeV = ""
+		return ""
 	}
-	var names []string
-	runs := map[string]func(rep int) (result, error){}
-	for _, m := range strings.Split(c.modes, ",") {
-		m := strings.TrimSpace(m)
-		name := "anestar " + m
-		names = append(names, name)
-		runs[name] = func(rep int) (result, error) { return runAnestar(c, c.anestar, c.script, tmp, timeV, m, params, rep) }
-		if c.base != "" {
-			name := "base " + m
-			names = append(names, name)
-			runs[name] = func(rep int) (result, error) {
-				script := c.script
-				if c.baseScript != "" {
-					script = c.baseScript
-				}
-				return runAnestar(c, c.base, script, tmp, timeV, m, params, rep)
-			}
-		}
-	}
-	peerOK, why := peerAvailable(c)
-	if !peerOK {
-		fmt.Println("skipping the PyTorch peer:", why)
-	} else {
-		for _, t := range strings.Split(c.threads, ",") {
-			t := strings.TrimSpace(t)
-			name := "pytorch " + t + "t"
-			names = append(names, name)
-			runs[name] = func(int) (result, error) { return runPeer(c, timeV, t, params) }
-		}
-	}
-	all := map[string][]result{}
-	for rep := range c.reps {
-		for _, n := range names {
-			r, err := runs[n](rep)
-			if err != nil {
-				return fmt.Errorf("%s: %v", n, err)
-			}
-			fmt.Printf("  rep %d  %-16s %8.1f ms/step  rss %6.0f MB\n", rep+1, n, r.ms, r.rssKB/1024)
-			all[n] = append(all[n], r)
-		}
-	}
-	report(c, names, all)
-	return nil
+	return p
 }
 
-// peerAvailable reports whether the peer script exists and its Python imports torch.
-func peerAvailable(c config) (bool, string) {
-	if _, err := os.Stat(c.peer); err != nil {
-		return false, fmt.Sprintf("no peer script at %s (-peer)", c.peer)
+// alternate runs every run once per rep, in turn, printing each result as it comes.
+func alternate(reps int, runs []run, show func(result) string) (map[string][]result, error) {
+	all := map[string][]result{}
+	for rep := range reps {
+		for _, r := range runs {
+			res, err := r.fn(rep)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", r.name, err)
+			}
+			fmt.Printf("  rep %d  %-20s %s\n", rep+1, r.name, show(res))
+			all[r.name] = append(all[r.name], res)
+		}
 	}
-	if out, err := exec.Command(c.python, "-c", "import torch").CombinedOutput(); err != nil {
-		return false, fmt.Sprintf("%s cannot import torch (apt-get install python3-torch): %v %s", c.python, err, lastLine(out))
+	return all, nil
+}
+
+// peerScripts are the peer runs to make: the peer and, with -base-peer, the base peer, each available.
+func peerScripts(c config, def string) []struct{ label, path string } {
+	if c.peer == "" {
+		c.peer = def
+	}
+	var out []struct{ label, path string }
+	for _, p := range []struct{ label, path string }{{"pytorch", c.peer}, {"base pytorch", c.basePeer}} {
+		if p.path == "" {
+			continue
+		}
+		if ok, why := peerAvailable(c.python, p.path); !ok {
+			fmt.Printf("skipping %s: %s\n", p.label, why)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// peerAvailable reports whether the peer script exists and python imports torch.
+func peerAvailable(python, script string) (bool, string) {
+	if _, err := os.Stat(script); err != nil {
+		return false, fmt.Sprintf("no peer script at %s (-peer; run compare from the repository's root)", script)
+	}
+	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
+		return false, fmt.Sprintf("%s cannot import torch (apt-get install python3-torch): %v %s", python, err, lastLine(out))
 	}
 	return true, ""
+}
+
+// peerRecord is the JSON result line a peer prints last.
+type peerRecord struct {
+	Peer    string   `json:"peer"`
+	MS      float64  `json:"ms_per_step"`
+	TokS    float64  `json:"tokens_per_s"` // the LM peer's
+	ValLoss float64  `json:"val_loss"`     // the LM peer's
+	ValBPB  *float64 `json:"val_bpb"`      // the LM peer's, null without a tokenizer
+}
+
+// runPeer runs a peer's argv and returns its result line and peak RSS in KB.
+func runPeer(timeV string, argv []string) (peerRecord, float64, error) {
+	out, rss, err := timed(timeV, argv, nil)
+	if err != nil {
+		return peerRecord{}, 0, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		var rec peerRecord
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Peer != "" {
+			return rec, rss, nil
+		}
+	}
+	return peerRecord{}, 0, fmt.Errorf("no JSON result line in the peer's output:\n%s", tail(out, 10))
 }
 
 // timed runs argv, under /usr/bin/time -v when timeV is set, and returns its output and peak RSS in KB.
@@ -183,127 +224,6 @@ func timed(timeV string, argv []string, env []string) (string, float64, error) {
 		rss, _ = strconv.ParseFloat(m[1], 64)
 	}
 	return s, rss, nil
-}
-
-func runAnestar(c config, bin, script, tmp, timeV, mode string, params map[string]string, rep int) (result, error) {
-	tag := fmt.Sprintf("%s-%s-%d", filepath.Base(bin), mode, rep)
-	metrics := filepath.Join(tmp, "metrics-"+tag+".jsonl")
-	ck := filepath.Join(tmp, "ckpt-"+tag+".safetensors")
-	argv := []string{bin, "run", script}
-	if mode == "fp32" {
-		argv = append(argv, "--fp32")
-	}
-	set := map[string]string{"steps": strconv.Itoa(c.steps), "accum": strconv.Itoa(c.accum), "metrics": metrics, "ckpt": ck}
-	for k, v := range params {
-		set[k] = v
-	}
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		argv = append(argv, "--set", k+"="+set[k])
-	}
-	out, rss, err := timed(timeV, argv, nil)
-	if err != nil {
-		return result{}, err
-	}
-	ms, err := metricsMedian(metrics, c.accum)
-	if err != nil {
-		return result{}, err
-	}
-	r := result{ms: ms, rssKB: rss}
-	if m := regexp.MustCompile(`Avg train:\s+([0-9.]+) ms/step`).FindStringSubmatch(out); m != nil {
-		r.avg, _ = strconv.ParseFloat(m[1], 64)
-	}
-	if m := regexp.MustCompile(`Avg compile:\s+([0-9.]+) ms`).FindStringSubmatch(out); m != nil {
-		r.compileMS, _ = strconv.ParseFloat(m[1], 64)
-	}
-	return r, nil
-}
-
-// metricsMedian is the median "ms" of the metrics file's steps, leaving out the first step of each
-// batch of accum (it follows a recompile and pays for first touches of new buffers).
-func metricsMedian(path string, accum int) (float64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, fmt.Errorf("metrics: %v (does the script take --set metrics=PATH?)", err)
-	}
-	defer f.Close()
-	var all, rest []float64
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var rec struct {
-			Step int     `json:"step"`
-			MS   float64 `json:"ms"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return 0, fmt.Errorf("metrics %s: %v", path, err)
-		}
-		all = append(all, rec.MS)
-		if accum <= 1 || rec.Step%accum != 0 {
-			rest = append(rest, rec.MS)
-		}
-	}
-	if len(rest) == 0 {
-		rest = all
-	}
-	if len(rest) == 0 {
-		return 0, errors.New("metrics: no steps recorded")
-	}
-	return median(rest), nil
-}
-
-func runPeer(c config, timeV, threads string, params map[string]string) (result, error) {
-	argv := []string{c.python, c.peer, "--steps", strconv.Itoa(c.steps), "--accum", strconv.Itoa(c.accum), "--threads", threads}
-	for _, k := range []string{"dim", "hidden", "heads", "seq"} {
-		if v, ok := params[k]; ok {
-			argv = append(argv, "--"+k, v)
-		}
-	}
-	out, rss, err := timed(timeV, argv, nil)
-	if err != nil {
-		return result{}, err
-	}
-	for _, line := range strings.Split(out, "\n") {
-		var rec struct {
-			Peer string  `json:"peer"`
-			MS   float64 `json:"ms_per_step"`
-		}
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Peer != "" {
-			return result{ms: rec.MS, rssKB: rss}, nil
-		}
-	}
-	return result{}, fmt.Errorf("no JSON result line in the peer's output:\n%s", tail(out, 10))
-}
-
-func report(c config, names []string, all map[string][]result) {
-	fmt.Printf("\nmedians of %d runs, %d steps each (accum %d), sizes %v\n", c.reps, c.steps, c.accum, []string(c.sets))
-	best, bestName := 0.0, ""
-	for _, n := range names {
-		if strings.HasPrefix(n, "pytorch") {
-			if m := med(all[n], func(r result) float64 { return r.ms }); best == 0 || m < best {
-				best, bestName = m, n
-			}
-		}
-	}
-	fmt.Printf("%-16s %10s %10s %12s %10s %10s\n", "run", "ms/step", "avg train", "compile/bat", "peak MB", "vs peer")
-	for _, n := range names {
-		rs := all[n]
-		ms := med(rs, func(r result) float64 { return r.ms })
-		ratio := "-"
-		if best > 0 {
-			ratio = fmt.Sprintf("%.2fx", ms/best)
-		}
-		fmt.Printf("%-16s %10.1f %10s %12s %10.0f %10s\n", n, ms,
-			opt(med(rs, func(r result) float64 { return r.avg })),
-			opt(med(rs, func(r result) float64 { return r.compileMS })),
-			med(rs, func(r result) float64 { return r.rssKB })/1024, ratio)
-	}
-	if bestName != "" {
-		fmt.Printf("ratios are to the peer's best thread setting (%s, %.1f ms/step)\n", bestName, best)
-	}
 }
 
 func opt(v float64) string {

@@ -100,7 +100,7 @@ func runCkptLs(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	if isLlama2(files[0]) {
+	if ckpt.IsLlama2File(files[0]) {
 		return lsLlama2(files[0], *metaOnly, stdout, stderr)
 	}
 	f, err := ckpt.Load(files[0])
@@ -143,10 +143,14 @@ func runCkptDiff(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
+	if !(*tol >= 0) || math.IsInf(*tol, 0) {
+		fmt.Fprintf(stderr, "anestar ckpt diff: --tol %v: want a finite difference of 0 or more\n", *tol)
+		return exitUsage
+	}
 	var fa, fb *ckpt.File
 	for i, p := range files {
 		load := ckpt.Load
-		if isLlama2(p) {
+		if ckpt.IsLlama2File(p) {
 			load = loadLlama2AsFile
 		}
 		f, err := load(p)

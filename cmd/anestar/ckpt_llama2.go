@@ -3,29 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/anestar/anestar/ckpt"
 )
-
-// isLlama2 tells whether path is to be read as a llama2.c model file: a name not ending in
-// .safetensors whose first bytes are not a safetensors header.
-func isLlama2(path string) bool {
-	if strings.HasSuffix(path, ".safetensors") {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false // the safetensors reader reports it
-	}
-	defer f.Close()
-	b := make([]byte, ckpt.SniffLen)
-	n, _ := io.ReadFull(f, b)
-	return !ckpt.LooksLikeSafetensors(b[:n])
-}
 
 // llama2Meta is a llama2.c header as ckpt ls prints it in place of metadata.
 func llama2Meta(h ckpt.Llama2Header) [][2]string {

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/anestar/anestar/internal/safefile"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -99,9 +102,13 @@ func milParseArgs(name, help string, fs *pflag.FlagSet, args []string, stdout, s
 	return fs.Args(), -1
 }
 
+// maxMILFile bounds the MIL text read, far above any real program (the six kernels of the main job are
+// about 100 KB).
+const maxMILFile = 1 << 30
+
 // readMIL reads and parses a MIL file; errors have the form FILE:LINE:COL: message where the place is known.
 func readMIL(file string) (*mil.Program, []byte, error) {
-	src, err := os.ReadFile(file)
+	src, err := safefile.ReadFile(file, maxMILFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,10 +116,16 @@ func readMIL(file string) (*mil.Program, []byte, error) {
 	return p, src, err
 }
 
+// placeAfterPrefix matches a message whose MIL place follows a layer's prefixes ("emulator: compile: 4:9: ...").
+var placeAfterPrefix = regexp.MustCompile(`^((?:[a-z][a-z ]*: )+)(\d+:\d+): (.*)$`)
+
 // printFileErrors writes err to w one line per problem, each starting with the file name: "FILE:LINE:COL:
 // message" for errors that know their place, "FILE: message" otherwise.
 func printFileErrors(w io.Writer, file string, err error) {
 	for _, line := range strings.Split(err.Error(), "\n") {
+		if m := placeAfterPrefix.FindStringSubmatch(line); m != nil {
+			line = m[2] + ": " + m[1] + m[3] // "emulator: compile: 4:9: msg" -> "4:9: emulator: compile: msg"
+		}
 		if !strings.HasPrefix(line, file+":") {
 			if line != "" && line[0] >= '0' && line[0] <= '9' {
 				line = file + ":" + line
@@ -276,11 +289,16 @@ func runMilFmt(args []string, stdout, stderr io.Writer) int {
 }
 
 // writeFileAtomic replaces file with data through a temporary file in the same folder, keeping its mode,
-// so that a failed write leaves the old file whole.
+// so that a failed write leaves the old file whole. A symbolic link is written through: its target is
+// replaced and the link stays.
 func writeFileAtomic(file string, data []byte) error {
-	info, err := os.Stat(file)
+	target, err := filepath.EvalSymlinks(file)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(file, data, info.Mode().Perm())
+	info, err := os.Stat(target)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(target, data, info.Mode().Perm())
 }

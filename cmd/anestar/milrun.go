@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/anestar/anestar/internal/safefile"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,8 +125,8 @@ func milRun(file string, o milRunOptions, stdout, stderr io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("input %s: %v", s.Name(), err)
 			}
-			if len(a.Data) != n {
-				return fmt.Errorf("input %s: %s holds shape %v (%d values), the input is %s (%d values)", s.Name(), path, a.Shape, len(a.Data), s.Type(), n)
+			if !slices.Equal(squeeze(a.Shape), squeeze(s.Type().Shape)) {
+				return fmt.Errorf("input %s: %s holds shape %v (%d values), the input is %s: want that shape (dims of 1 may be left out)", s.Name(), path, a.Shape, len(a.Data), s.Type())
 			}
 			vals = a.Data
 		} else {
@@ -209,7 +211,12 @@ func loadWeights(p *mil.Program, dir string) (mil.Weights, error) {
 				if !ok || rel == "" || filepath.IsAbs(rel) || strings.Contains(rel, "..") {
 					return nil, fmt.Errorf("%s: weight path %q: want @model_path/FILE inside the model directory", a.Pos, path)
 				}
-				data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+				// Links are resolved before the check: a link in the folder cannot reach a file outside it.
+				full, err := safefile.Within(dir, filepath.FromSlash(rel))
+				if err != nil {
+					return nil, fmt.Errorf("%s: weight file %q: %v", a.Pos, path, err)
+				}
+				data, err := safefile.ReadFile(full, 0)
 				if err != nil {
 					return nil, fmt.Errorf("%s: weight file %q: %v", a.Pos, path, err)
 				}
@@ -218,4 +225,15 @@ func loadWeights(p *mil.Program, dir string) (mil.Weights, error) {
 		}
 	}
 	return w, nil
+}
+
+// squeeze returns shape without its dims of 1: a [C, S] array fills a [1, C, 1, S] input.
+func squeeze(shape []int) []int {
+	var out []int
+	for _, d := range shape {
+		if d != 1 {
+			out = append(out, d)
+		}
+	}
+	return out
 }

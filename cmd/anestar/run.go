@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
@@ -56,7 +55,13 @@ var execProgram = func(argv []string) error {
 	if err != nil {
 		return err
 	}
-	return syscall.Exec(exe, append([]string{os.Args[0]}, argv...), os.Environ())
+	// The new program catches SIGINT and SIGTERM from its init on (restartedEnv). One that comes in the
+	// milliseconds before takes the default action and ends it, with the checkpoint just saved intact.
+	env := os.Environ()
+	if os.Getenv(restartedEnv) == "" {
+		env = append(env, restartedEnv+"=1")
+	}
+	return syscall.Exec(exe, append([]string{os.Args[0]}, argv...), env)
 }
 
 func runScript(args []string, stdout, stderr io.Writer) int {
@@ -84,10 +89,10 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	in := watchInterrupts(stderr)
+	defer in.release()
 	argv := append([]string{"run"}, args...)
-	res, err := builtins.Run(ctx, builtins.Config{
+	res, err := builtins.Run(in.ctx, builtins.Config{
 		Script:   script,
 		Backend:  backend,
 		Params:   overrides,
@@ -95,24 +100,34 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 		Resume:   o.resume,
 		Seed:     o.seed,
 		Stdout:   stdout,
+		Stderr:   stderr,
 		Quiet:    o.quiet,
 		Terminal: isTerminal(stdout),
 		Argv:     argv,
+		Stop:     in.stop,
+		Warn:     stderr,
 		Exec: func(argv []string) error {
+			if err := in.beforeExec(); err != nil {
+				return err
+			}
 			if o.cpuprofile != "" {
 				pprof.StopCPUProfile()
 			}
-			return execProgram(argv)
+			err := execProgram(argv)
+			in.afterFailedExec()
+			return err
 		},
 	})
 	switch {
+	case in.signal() != nil:
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, builtins.ErrInterrupted) {
+			reportError(stderr, err) // the script failed while stopping: say why
+		}
+		return in.report(stderr, res, o.resume)
 	case err == nil && res.Exec != nil:
 		return exitOK // only when execProgram returned without replacing the process (tests)
 	case err == nil:
 		return exitOK
-	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "anestar: interrupted\n")
-		return exitInterrupted
 	}
 	reportError(stderr, err)
 	return exitError
@@ -126,13 +141,16 @@ func reportError(stderr io.Writer, err error) {
 		fmt.Fprintf(stderr, "anestar: %v\n", err)
 		return
 	}
-	// As EvalError.Backtrace, but without the builtin's name twice: its messages start with it.
+	// As EvalError.Backtrace, but without the builtin's name twice: when the error is the builtin's
+	// own (a BuiltinError: every anestar builtin's, and fail's), the last frame names it and the cause
+	// follows; go.starlark.net's other errors start with their builtin's name already.
 	stack, msg := ee.CallStack, ee.Msg
 	in := ""
 	if last := len(stack) - 1; last >= 0 && stack[last].Pos.Filename() == "<builtin>" {
-		name := stack[last].Name
-		in = " in " + name
-		msg = strings.TrimPrefix(msg, name+": ")
+		var be *builtins.BuiltinError
+		if errors.As(ee.Unwrap(), &be) && be.Name == stack[last].Name && be.Error() == msg {
+			in, msg = " in "+be.Name, be.Err.Error()
+		}
 		stack = stack[:last]
 	}
 	fmt.Fprintf(stderr, "%sError%s: %s\n", stack, in, msg)
@@ -244,7 +262,7 @@ func knownBackend(name string) bool {
 // runUsage prints the usage and the flags.
 func runUsage(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "Usage: anestar SCRIPT.star [flags] [args]\n       anestar run SCRIPT.star [flags] [args]\n\n")
-	fmt.Fprintf(w, "Runs a Starlark training script. Exit codes: 0 success, 1 script error, 2 usage error, 130 interrupted.\n\nFlags:\n")
+	fmt.Fprintf(w, "Runs a Starlark training script. Exit codes: 0 success, 1 script error, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM).\n\nFlags:\n")
 	fmt.Fprint(w, flagUsages(fs))
 }
 

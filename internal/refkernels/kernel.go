@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -160,11 +161,7 @@ func Transpose(w []float32, rows, cols int) []float32 {
 		return nil // the builder then reports the size mismatch at the weight
 	}
 	out := make([]float32, len(w))
-	for i := range rows {
-		for j := range cols {
-			out[j*rows+i] = w[i*cols+j]
-		}
-	}
+	cpu.Transpose(out, rows, w, cols, rows, cols)
 	return out
 }
 

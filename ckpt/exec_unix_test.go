@@ -1,0 +1,7 @@
+//go:build unix
+
+package ckpt
+
+import "syscall"
+
+var syscallExec = syscall.Exec

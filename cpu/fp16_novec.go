@@ -1,9 +1,0 @@
-//go:build !amd64 || noasm
-
-package cpu
-
-// Without a vector implementation the bulk conversions are all scalar.
-
-func roundF16Vec(dst, src []float32) int         { return 0 }
-func encodeF16Vec(dst []byte, src []float32) int { return 0 }
-func decodeF16Vec(dst []float32, src []byte) int { return 0 }

@@ -1,0 +1,72 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+)
+
+// SoftmaxCrossEntropy returns the summed next-token cross-entropy of the
+// rows of logits [rows, cols] against targets (one class index per row):
+// sum_r -log softmax(logits[r])[targets[r]], in float64. grad, when not
+// nil, gets scale * (softmax(logits[r]) - onehot(targets[r])) per row; it may
+// be logits itself, so a language model's classifier output becomes its
+// gradient in place and the logits of one sequence are all it ever holds.
+// A summed loss and a free scale let the caller average over a batch of
+// sequences and fold in a loss scale.
+func SoftmaxCrossEntropy(grad, logits []float32, targets []int, rows, cols int, scale float32) (float64, error) {
+	if len(targets) != rows && rows > 0 {
+		return 0, fmt.Errorf("cpu.SoftmaxCrossEntropy: %d targets for %d rows", len(targets), rows)
+	}
+	if err := labelLossLengths("cpu.SoftmaxCrossEntropy", "targets", grad, logits, targets, rows, cols); err != nil {
+		return 0, err
+	}
+	sums := make([]float64, rows)
+	parallelFor(rows, max(1, elemGrain/cols), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			z := logits[r*cols : (r+1)*cols]
+			l := targets[r]
+			zl := float64(z[l])
+			m := z[0]
+			for _, v := range z[1:] {
+				m = max(m, v)
+			}
+			var sum float64
+			if grad == nil {
+				for _, v := range z {
+					sum += math.Exp(float64(v - m))
+				}
+			} else { // the exponentials go into g (which may be z: each is read before it is written)
+				g := grad[r*cols : (r+1)*cols]
+				for j, v := range z {
+					e := math.Exp(float64(v - m))
+					g[j] = float32(e)
+					sum += e
+				}
+				inv := float32(float64(scale) / sum)
+				for j := range g {
+					g[j] *= inv
+				}
+				g[l] -= scale
+			}
+			sums[r] = math.Log(sum) + float64(m) - zl
+		}
+	})
+	var loss float64
+	for _, s := range sums {
+		loss += s
+	}
+	return loss, nil
+}
+
+// AllFinite reports whether every element of every slice is finite (no inf
+// or NaN): the found-inf check of dynamic loss scaling.
+func AllFinite(xs ...[]float32) bool {
+	for _, x := range xs {
+		for _, v := range x {
+			if v-v != 0 { // inf - inf and NaN - NaN are NaN
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,35 @@
+package half
+
+// X86Features are the CPUID and XGETBV flags of an x86-64 CPU that the vector code of this package and
+// of others reads. A flag says what the CPU offers; XCR0 says which register state the operating
+// system saves, without which the instructions fault: [HasF16C] and [HasAVX2] check both.
+type X86Features struct {
+	AVX, FMA, F16C, OSXSAVE               bool   // CPUID.1:ECX bits 28, 12, 29, 27
+	AVX2                                  bool   // CPUID.7.0:EBX bit 5
+	AVX512F, AVX512DQ, AVX512CD, AVX512BW bool   // CPUID.7.0:EBX bits 16, 17, 28, 30
+	AVX512VL                              bool   // CPUID.7.0:EBX bit 31
+	AVX512BF16                            bool   // CPUID.7.1:EAX bit 5
+	XCR0                                  uint32 // XGETBV(0): the register state the OS saves; 0 without OSXSAVE
+}
+
+// xcr0AVX are the XCR0 state components of SSE (bit 1) and AVX (bit 2) registers.
+const xcr0AVX = 1<<1 | 1<<2
+
+// X86 returns this CPU's features, read once at start; the zero value on other architectures.
+func X86() X86Features { return x86 }
+
+var (
+	// hasAVX reports whether the CPU has AVX and the OS saves its YMM state.
+	hasAVX = x86.OSXSAVE && x86.AVX && x86.XCR0&xcr0AVX == xcr0AVX
+	// hasF16C reports whether the CPU and OS support AVX with F16C.
+	hasF16C = hasAVX && x86.F16C
+	// hasAVX2 reports whether the CPU and OS support AVX2.
+	hasAVX2 = hasAVX && x86.AVX2
+)
+
+// HasF16C reports whether the CPU and the operating system support the F16C conversions (with AVX).
+func HasF16C() bool { return hasF16C }
+
+// HasAVX2 reports whether the CPU and the operating system support AVX2, for callers with their own
+// AVX2 assembly.
+func HasAVX2() bool { return hasAVX2 }

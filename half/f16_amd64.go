@@ -1,0 +1,56 @@
+//go:build !noasm
+
+package half
+
+// On amd64 the bulk half-precision conversions use the F16C instructions (VCVTPS2PH with round to
+// nearest even, VCVTPH2PS) sixteen values at a time. They give exactly the results of F32ToF16 and
+// F16ToF32 on every input, NaN payloads included: blocks of halves holding infinities or NaNs are
+// decoded by the scalar code, since VCVTPH2PS would quiet signalling NaNs. The scalar code also
+// handles the tails and CPUs without F16C.
+
+//go:noescape
+func roundF16F16C(dst, src *float32, n int)
+
+//go:noescape
+func encodeF16F16C(dst *byte, src *float32, n int)
+
+//go:noescape
+func decodeF16F16C(dst *float32, src *byte, n int) (done int)
+
+// roundF16Vec rounds the longest prefix of src that the vector code handles into dst and returns its
+// length; len(dst) >= len(src).
+func roundF16Vec(dst, src []float32) int {
+	n := len(src) &^ 15
+	if !hasF16C || n == 0 {
+		return 0
+	}
+	roundF16F16C(&dst[0], &src[0], n)
+	return n
+}
+
+// encodeF16Vec encodes the longest prefix of src that the vector code handles; len(dst) >= 2*len(src).
+func encodeF16Vec(dst []byte, src []float32) int {
+	n := len(src) &^ 15
+	if !hasF16C || n == 0 {
+		return 0
+	}
+	encodeF16F16C(&dst[0], &src[0], n)
+	return n
+}
+
+// decodeF16Vec decodes the longest prefix of dst that the vector code handles; len(src) >= 2*len(dst).
+func decodeF16Vec(dst []float32, src []byte) int {
+	n := len(dst) &^ 15
+	if !hasF16C || n == 0 {
+		return 0
+	}
+	i := 0
+	for i < n {
+		i += decodeF16F16C(&dst[i], &src[2*i], n-i)
+		if i < n { // a block with infinities or NaNs
+			decodeF16Scalar(dst[i:i+16], src[2*i:2*i+32])
+			i += 16
+		}
+	}
+	return n
+}

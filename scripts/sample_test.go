@@ -1,0 +1,244 @@
+package scripts
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anestar/anestar/ane/emulator"
+	"github.com/anestar/anestar/builtins"
+	"github.com/anestar/anestar/tokenizer"
+	"go.starlark.net/starlark"
+)
+
+// llama2Dir holds the PyTorch generator's llama2.c models (ckpt/testdata/llama2/gen.py): dim 64,
+// hidden 172, 2 layers, 4 heads, 2 kv heads, vocab 300, seq 32; tied in version 0, untied in version 1.
+var llama2Dir = filepath.Join("..", "ckpt", "testdata", "llama2")
+
+// llama2Expected is the part of the generator's expected.json these tests read.
+type llama2Expected struct {
+	Tokens    []int  `json:"tokens"`
+	Prompt    string `json:"prompt"`
+	PromptIDs []int  `json:"prompt_ids"`
+	Models    map[string]struct {
+		File   string `json:"file"`
+		Logits string `json:"logits"`
+		Greedy []int  `json:"greedy"`
+	} `json:"models"`
+}
+
+func readLlama2Expected(t *testing.T) llama2Expected {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(llama2Dir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e llama2Expected
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Models) != 2 {
+		t.Fatalf("expected.json has %d models, want tied and untied", len(e.Models))
+	}
+	return e
+}
+
+func intList(ids []int) string { return strings.ReplaceAll(fmt.Sprint(ids), " ", ", ") }
+
+// TestLlama2LogitsAgainstPyTorch runs the generator's models on the forward kernels in fp32 mode
+// (their hidden of 172 widened with zero units to the kernels' 192), one window at a time and a token
+// at a time through the key/value cache, and compares the logits of every position with PyTorch's: each row's largest difference within 1e-4 of that row's largest magnitude.
+func TestLlama2LogitsAgainstPyTorch(t *testing.T) {
+	e := readLlama2Expected(t)
+	for _, c := range []struct{ name, file, logits, cache string }{
+		{"tied", e.Models["tied"].File, e.Models["tied"].Logits, "False"},
+		{"untied", e.Models["untied"].File, e.Models["untied"].Logits, "False"},
+		{"tied_cache", e.Models["tied"].File, e.Models["tied"].Logits, "True"},
+		{"untied_cache", e.Models["untied"].File, e.Models["untied"].Logits, "True"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out strings.Builder
+			res, err := builtins.Run(context.Background(), builtins.Config{
+				Script: "testdata/llama2_logits.star", Backend: emulator.New(emulator.Options{Numerics: emulator.FP32}),
+				Params: map[string]string{"model": quote(filepath.Join(llama2Dir, c.file)), "tokens": intList(e.Tokens), "cache": c.cache}, Stdout: &out,
+			})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if h := res.Globals["kernels_hidden"].String(); h != "192" {
+				t.Errorf("kernels' hidden %s, want 172 widened to 192", h)
+			}
+			got := tensorData(t, res.Globals["logits"])
+			if c.cache == "True" {
+				if res.Globals["fed"].String() != fmt.Sprint(len(e.Tokens)) {
+					t.Errorf("the decoder ran %s tokens for %d positions, want each once", res.Globals["fed"], len(e.Tokens))
+				}
+				// fp32 both ways: the same sums in another order
+				d, _ := starlark.AsFloat(res.Globals["slid_diff"])
+				if !(d < 1e-5) {
+					t.Errorf("past seq: the cache's logits differ from the window's of the last seq/2 tokens by %.3g (relative L2)", d)
+				}
+				t.Logf("past seq, the cache against the window of the last seq/2 tokens: %.2g (relative L2)", d)
+				if d, _ := starlark.AsFloat(res.Globals["other_diff"]); !(d < 1e-5) {
+					t.Errorf("another text: the cache's logits differ from the window's by %.3g (relative L2)", d)
+				}
+				if res.Globals["restaged_equal"] != starlark.True {
+					t.Error("after stage() with new weights the decoder's logits differ from a fresh decoder's")
+				}
+			}
+			want := readNpy(t, filepath.Join(llama2Dir, c.logits))
+			vocab := len(want) / len(e.Tokens)
+			if len(got) != len(want) || vocab != 300 {
+				t.Fatalf("%d logits, want %d (300 per position)", len(got), len(want))
+			}
+			worst := 0.0
+			for r := range e.Tokens {
+				g, w := got[r*vocab:(r+1)*vocab], want[r*vocab:(r+1)*vocab]
+				var dmax, wmax float64
+				for i := range w {
+					dmax = math.Max(dmax, math.Abs(float64(g[i])-float64(w[i])))
+					wmax = math.Max(wmax, math.Abs(float64(w[i])))
+				}
+				if rel := dmax / wmax; !(rel <= 1e-4) {
+					t.Errorf("position %d: largest difference %.3g is %.3g of the row's largest logit %.3g, bound 1e-4", r, dmax, rel, wmax)
+				} else {
+					worst = math.Max(worst, rel)
+				}
+			}
+			t.Logf("largest difference relative to its row's largest logit: %.2g", worst)
+		})
+	}
+}
+
+// runSample runs sample.star on the emulator and returns the result, its standard output and error.
+func runSample(t *testing.T, mode emulator.Numerics, params map[string]string) (*builtins.Result, string, string) {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	res, err := builtins.Run(context.Background(), builtins.Config{
+		Script: "sample.star", Backend: emulator.New(emulator.Options{Numerics: mode}), Params: params,
+		Stdout: &stdout, Stderr: &stderr, Argv: []string{"run", "sample.star"},
+	})
+	if err != nil {
+		t.Fatalf("sample.star: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	return res, stdout.String(), stderr.String()
+}
+
+// runCText is what llama2.c's run.c prints for ids (BOS first): each piece as its decode() makes it
+// (the leading space of the piece after BOS dropped, <0xHH> as the byte) through safe_printf, which
+// leaves out a one-byte piece that is neither printable nor space in the C locale; a newline at the end.
+func runCText(tok *tokenizer.Tokenizer, ids []int) string {
+	var b strings.Builder
+	for i := 1; i < len(ids); i++ {
+		p := tok.Piece(ids[i])
+		if ids[i-1] == 1 && strings.HasPrefix(p, " ") {
+			p = p[1:]
+		}
+		var c byte
+		if n, _ := fmt.Sscanf(p, "<0x%02X>", &c); n == 1 && len(p) == 6 {
+			p = string([]byte{c})
+		}
+		if len(p) == 1 && !(p[0] >= 0x20 && p[0] < 0x7f || strings.IndexByte(" \t\n\v\f\r", p[0]) >= 0) {
+			continue
+		}
+		b.WriteString(p)
+	}
+	return b.String() + "\n"
+}
+
+// TestSampleGreedy generates greedily from the generator's models in fp32 mode, with the key/value cache
+// and recomputing the window: the ids are PyTorch's
+// greedy continuation, standard output is exactly the prompt and the decoded continuation and a
+// newline (the figures go to standard error), and run.c's output (runc.*.txt) is what run.c prints for
+// these ids.
+func TestSampleGreedy(t *testing.T) {
+	e := readLlama2Expected(t)
+	tok, err := tokenizer.Load(filepath.Join(llama2Dir, "tokenizer.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, cache string }{{"tied", "True"}, {"untied", "True"}, {"tied", "False"}, {"untied", "False"}} {
+		name, m := c.name, e.Models[c.name]
+		t.Run(name+"_cache_"+c.cache, func(t *testing.T) {
+			res, stdout, stderr := runSample(t, emulator.FP32, map[string]string{
+				"model": quote(filepath.Join(llama2Dir, m.File)), "tokenizer": quote(filepath.Join(llama2Dir, "tokenizer.bin")),
+				"prompt": quote(e.Prompt), "steps": fmt.Sprint(len(m.Greedy)), "temperature": "0", "cache": c.cache,
+			})
+			if got := res.Globals["out"].String(); got != intList(m.Greedy) {
+				t.Errorf("greedy ids\n %s\nPyTorch's\n %s", got, intList(m.Greedy))
+			}
+			text, err := tok.Decode(append(append([]int{}, e.PromptIDs...), m.Greedy...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(text, e.Prompt) || stdout != text+"\n" {
+				t.Errorf("standard output %q, want the prompt and the continuation %q", stdout, text+"\n")
+			}
+			if !strings.Contains(stderr, "tokens/s") {
+				t.Errorf("standard error has no speed: %q", stderr)
+			}
+			runc, err := os.ReadFile(filepath.Join(llama2Dir, "runc."+name+".txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := runCText(tok, append(append([]int{}, e.PromptIDs...), m.Greedy...)); string(runc) != want {
+				t.Errorf("run.c printed %q, for these ids it prints %q", runc, want)
+			}
+		})
+	}
+}
+
+// TestSampleNucleus samples at temperature 1: a nucleus of one id (top_p tiny) is the greedy
+// continuation; the same seed gives the same text, past seq tokens too (the window slides); and a
+// bad setting is an error naming it.
+func TestSampleNucleus(t *testing.T) {
+	e := readLlama2Expected(t)
+	m := e.Models["tied"]
+	base := map[string]string{
+		"model": quote(filepath.Join(llama2Dir, m.File)), "tokenizer": quote(filepath.Join(llama2Dir, "tokenizer.bin")),
+		"prompt": quote(e.Prompt), "temperature": "1.0",
+	}
+	set := func(kv ...string) map[string]string {
+		p := maps.Clone(base)
+		for i := 0; i+1 < len(kv); i += 2 {
+			p[kv[i]] = kv[i+1]
+		}
+		return p
+	}
+	res, _, _ := runSample(t, emulator.FP32, set("steps", fmt.Sprint(len(m.Greedy)), "top_p", "1e-9"))
+	if got := res.Globals["out"].String(); got != intList(m.Greedy) {
+		t.Errorf("top_p 1e-9: ids\n %s\nwant the greedy\n %s", got, intList(m.Greedy))
+	}
+	res1, out1, _ := runSample(t, emulator.FP16, set("steps", "80", "seed", "7"))
+	_, out2, _ := runSample(t, emulator.FP16, set("steps", "80", "seed", "7"))
+	_, out3, _ := runSample(t, emulator.FP16, set("steps", "80", "seed", "8"))
+	if out1 != out2 {
+		t.Errorf("seed 7 twice: %q and %q", out1, out2)
+	}
+	if out1 == out3 {
+		t.Errorf("seeds 7 and 8 gave the same text %q", out1)
+	}
+	if n := res1.Globals["out"].(*starlark.List).Len(); n != 80 {
+		t.Errorf("80 steps past the window of 32 gave %d ids", n)
+	}
+	for _, c := range []struct{ k, v, want string }{
+		{"top_p", "0.0", "top_p = 0.0: must lie in (0, 1]"},
+		{"temperature", "-1.0", "temperature = -1.0: must be at least 0"},
+		{"seq", "64", "seq = 64 is longer than"},
+		{"model", quote("/nonexistent/model.bin"), "/nonexistent/model.bin"},
+		{"tokenizer", quote("../tokenizer/testdata/sp_slice.bin"), "has 1024 pieces, the model"},
+	} {
+		_, err := builtins.Run(context.Background(), builtins.Config{
+			Script: "sample.star", Backend: emulator.New(emulator.Options{}), Params: set(c.k, c.v),
+		})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s = %s: error %v, want %q", c.k, c.v, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,218 @@
+package scripts
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/anestar/anestar/ane/emulator"
+	"github.com/anestar/anestar/builtins"
+	"go.starlark.net/starlark"
+)
+
+// lmSmall are the sizes train_lm.star's tests run at, on the reference's token stream (vocab 300).
+func lmSmall(dir string, kv ...string) map[string]string {
+	m := map[string]string{
+		"data": quote("testdata/lm_ref/tokens.bin"), "dim": "64", "layers": "2", "heads": "4", "kv_heads": "2",
+		"hidden": "192", "vocab": "300", "seq": "32", "batch": "2", "steps": "6", "warmup": "2", "eval_every": "3",
+		"ckpt": quote(filepath.Join(dir, "lm.safetensors")), "ckpt_every": "3", "metrics": quote(filepath.Join(dir, "lm.jsonl")),
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+func runLM(t *testing.T, params map[string]string, resume bool) (*builtins.Result, string, error) {
+	t.Helper()
+	var out strings.Builder
+	argv := []string{"run", "train_lm.star"}
+	if resume {
+		argv = append(argv, "--resume")
+	}
+	res, err := builtins.Run(context.Background(), builtins.Config{
+		Script: "train_lm.star", Backend: emulator.New(emulator.Options{}), Params: params,
+		Resume: resume, Stdout: &out, Argv: argv,
+	})
+	return res, out.String(), err
+}
+
+func mustRunLM(t *testing.T, params map[string]string, resume bool) (*builtins.Result, string) {
+	t.Helper()
+	res, out, err := runLM(t, params, resume)
+	if err != nil {
+		if ee, ok := err.(*starlark.EvalError); ok {
+			t.Fatalf("%s\noutput:\n%s", ee.Backtrace(), out)
+		}
+		t.Fatalf("%v\noutput:\n%s", err, out)
+	}
+	return res, out
+}
+
+// TestTrainLM runs train_lm.star small: the validation lines and samples during and after training,
+// the metrics keys, the report, and a resume from the step-3 checkpoint that gives the bits of an
+// uninterrupted run.
+func TestTrainLM(t *testing.T) {
+	dir := t.TempDir()
+	res, out := mustRunLM(t, lmSmall(dir), false)
+	for _, re := range []string{`(?m)^step 3 val_loss \d+\.\d{4}$`, `(?m)^step 6 val_loss \d+\.\d{4}$`, `note: token data without a tokenizer: val_bpb and samples are left out`,
+		`Efficiency Report`, `Compiles: +6 at the start, 0 since`, `Tokens/s: +\d+`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("output has no %s:\n%s", re, out)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "lm.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	steps, vals := 0, 0
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := rec["val_loss"]; ok {
+			vals++
+			continue
+		}
+		for _, k := range []string{"step", "loss", "lr", "loss_scale", "ms", "tokens_per_s"} {
+			if _, ok := rec[k]; !ok {
+				t.Errorf("metrics line %s has no %s", sc.Text(), k)
+			}
+		}
+		steps++
+	}
+	if steps != 6 || vals != 2 {
+		t.Errorf("metrics: %d step lines and %d validation lines, want 6 and 2", steps, vals)
+	}
+	want := tensorDict(t, res, "W")
+
+	// Stopped at step 3 and resumed: the same weights, bit for bit.
+	dir2 := t.TempDir()
+	mustRunLM(t, lmSmall(dir2, "steps", "3"), false)
+	res2, out2 := mustRunLM(t, lmSmall(dir2), true)
+	if !strings.Contains(out2, "[resumed at step 3") {
+		t.Errorf("resumed run says:\n%s", out2)
+	}
+	got := tensorDict(t, res2, "W")
+	for k, w := range want {
+		g := got[k].Data()
+		for i, v := range w.Data() {
+			if g[i] != v {
+				t.Fatalf("resumed %s[%d] = %g, uninterrupted %g", k, i, g[i], v)
+			}
+		}
+	}
+}
+
+// TestTrainLMBadSizes checks that sizes that cannot work fail before anything compiles, naming the
+// parameter and a value that works.
+func TestTrainLMBadSizes(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		kv   []string
+		want string
+	}{
+		{[]string{"dim", "66"}, "dim = 66 does not divide by heads = 4: try --set dim=68"},
+		{[]string{"kv_heads", "3"}, "heads = 4 does not divide by kv_heads = 3: try --set kv_heads=4"},
+		{[]string{"seq", "48"}, "seq = 48: the ANE needs a multiple of 32 (a surface's width): try --set seq=64"},
+		{[]string{"vocab", "100"}, "try --set vocab=300"},
+		{[]string{"dim", "96", "hidden", "190"}, "hidden = 190: 2*hidden*seq must divide by dim (the backward kernel takes h1, h3 in dim rows): try --set hidden=192"},
+		{[]string{"seq", "4096"}, "fewer than one window of seq + 1 = 4097: try --set seq="},
+		{[]string{"batch", "0"}, "batch = 0: must be at least 1"},
+		{[]string{"hidden", "208"}, "hidden = 208: the FFN kernels' inputs need hidden and 2*hidden*seq/dim multiples of 32 (the ANE's width rule): try --set hidden=224"},
+	} {
+		_, out, err := runLM(t, lmSmall(dir, c.kv...), false)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
+		}
+		if strings.Contains(out, "kernels:") {
+			t.Errorf("%v: kernels were compiled before the error:\n%s", c.kv, out)
+		}
+	}
+}
+
+// TestTrainLMInitExport exports a trained model as a llama2.c file, evaluates it again from that file
+// (eval_only with init: the same validation loss), fine-tunes from it, and refuses a --set that
+// contradicts the file's header.
+func TestTrainLMInitExport(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "model.bin")
+	_, out := mustRunLM(t, lmSmall(dir, "export", quote(exp), "ckpt", `""`), false)
+	last := regexp.MustCompile(`(?m)^step 6 val_loss (\S+)$`).FindStringSubmatch(out)
+	if last == nil {
+		t.Fatalf("no final validation loss:\n%s", out)
+	}
+	init := map[string]string{"data": quote("testdata/lm_ref/tokens.bin"), "seq": "32", "batch": "2", "init": quote(exp), "ckpt": `""`}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range init {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	_, out = mustRunLM(t, with("eval_only", "True"), false)
+	if !strings.Contains(out, "step 0 val_loss "+last[1]+"\n") {
+		t.Errorf("eval_only of the export: want val_loss %s, got:\n%s", last[1], out)
+	}
+	_, out = mustRunLM(t, with("steps", "2", "eval_every", "0"), false)
+	if !strings.Contains(out, "[initialised from") || !strings.Contains(out, "step 2 val_loss") {
+		t.Errorf("fine-tune from the export:\n%s", out)
+	}
+	_, _, err := runLM(t, with("dim", "128"), false)
+	if err == nil || !strings.Contains(err.Error(), "its header has dim = 64") {
+		t.Errorf("contradicting --set dim=128: %v", err)
+	}
+}
+
+// TestTrainLMText trains on the shipped corpus (data = "", found beside the script) with a vocabulary
+// trained on its training part and cached beside the checkpoint: val_bpb and text samples are printed;
+// sample.star then continues a prompt from the exported model with that tokenizer.
+func TestTrainLMText(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "model.bin")
+	params := lmSmall(dir, "data", `""`, "vocab", "320", "steps", "2", "eval_every", "0", "export", quote(exp))
+	_, out := mustRunLM(t, params, false)
+	if !regexp.MustCompile(`(?m)^step 2 val_loss \d+\.\d{4} val_bpb \d+\.\d{4}$`).MatchString(out) {
+		t.Errorf("no val_bpb line:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^sample: ".+"$`).MatchString(out) {
+		t.Errorf("no text sample:\n%s", out)
+	}
+	tok := filepath.Join(dir, "lm.safetensors.tok320.bin")
+	if _, err := os.Stat(tok); err != nil {
+		t.Fatalf("the trained tokenizer is not cached: %v", err)
+	}
+	var stdout, stderr strings.Builder
+	_, err := builtins.Run(context.Background(), builtins.Config{
+		Script: "sample.star", Backend: emulator.New(emulator.Options{}), Stdout: &stdout, Stderr: &stderr,
+		Params: map[string]string{"model": quote(exp), "tokenizer": quote(tok), "prompt": quote("Light is"), "steps": "12", "temperature": "0"},
+	})
+	if err != nil {
+		t.Fatalf("sample.star: %v\n%s", err, stdout.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "Light is") || strings.Contains(stdout.String(), "tokens/s") {
+		t.Errorf("sample.star's standard output: %q", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "tokens/s") {
+		t.Errorf("sample.star's standard error: %q", stderr.String())
+	}
+	// From the checkpoint, which names its tokenizer.
+	stdout.Reset()
+	_, err = builtins.Run(context.Background(), builtins.Config{
+		Script: "sample.star", Backend: emulator.New(emulator.Options{}), Stdout: &stdout,
+		Params: map[string]string{"model": quote(filepath.Join(dir, "lm.safetensors")), "prompt": quote("Light is"), "steps": "5"},
+	})
+	if err != nil || !strings.HasPrefix(stdout.String(), "Light is") {
+		t.Errorf("sample.star from the checkpoint: %v, %q", err, stdout.String())
+	}
+}
