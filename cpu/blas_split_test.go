@@ -10,17 +10,24 @@ import (
 	"github.com/anestar/anestar/internal/par"
 )
 
-// Products large enough to be split over goroutines (in rows when m >= n, else in columns) match the
-// float64 definition, with padded leading dimensions and every transposition, and the serial entry
-// point gives the same values.
-func TestSgemmSplit(t *testing.T) {
+// splitLibrary is OpenBLAS set to split large products over goroutines for the test (skipped without
+// OpenBLAS).
+func splitLibrary(t *testing.T) *library {
 	lib, err := loadLibrary("openblas")
 	if err != nil {
 		t.Skipf("OpenBLAS not available: %v", err)
 	}
 	old := lib.goSplit.Load()
 	lib.goSplit.Store(true)
-	defer lib.goSplit.Store(old)
+	t.Cleanup(func() { lib.goSplit.Store(old) })
+	return lib
+}
+
+// Products large enough to be split over goroutines (in rows when m >= n, else in columns) match the
+// float64 definition, with padded leading dimensions and every transposition, and the serial entry
+// point gives the same values.
+func TestSgemmSplit(t *testing.T) {
+	lib := splitLibrary(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, sz := range [][3]int{{257, 96, 200}, {96, 257, 200}, {33, 1000, 130}} {
 		m, n, k := sz[0], sz[1], sz[2]
@@ -73,13 +80,7 @@ func TestSgemmSplit(t *testing.T) {
 // several goroutines at once share the helpers and the core slots without deadlock: a goroutine that
 // holds core slots never runs another loop's pieces, which may wait for those slots.
 func TestSplitBesideLoopsOfProducts(t *testing.T) {
-	lib, err := loadLibrary("openblas")
-	if err != nil {
-		t.Skipf("OpenBLAS not available: %v", err)
-	}
-	old := lib.goSplit.Load()
-	lib.goSplit.Store(true)
-	defer lib.goSplit.Store(old)
+	lib := splitLibrary(t)
 	const m, n, k = 256, 128, 160 // splits: 2mnk >= splitFLOPs
 	a, b := make([]float32, m*k), make([]float32, k*n)
 	for i := range a {

@@ -167,6 +167,15 @@ func (c *compiler) kernel() (*Kernel, error) {
 // usedNames returns the names that fn's ops read.
 func usedNames(fn *mil.Func) map[string]bool {
 	used := map[string]bool{}
+	for name := range readCounts(fn) {
+		used[name] = true
+	}
+	return used
+}
+
+// readCounts returns, per name, the number of operand references to it in fn's ops.
+func readCounts(fn *mil.Func) map[string]int {
+	reads := map[string]int{}
 	for _, op := range fn.Ops {
 		if op == nil {
 			continue
@@ -177,12 +186,12 @@ func usedNames(fn *mil.Func) map[string]bool {
 			}
 			for _, o := range a.Operands {
 				if o.Ref != nil {
-					used[o.Ref.Name] = true
+					reads[o.Ref.Name]++
 				}
 			}
 		}
 	}
-	return used
+	return reads
 }
 
 // constOp defines the tensor of a const op; string and other non-tensor constants are left to the ops

@@ -271,22 +271,7 @@ func splitOp(c *compiler, op *mil.Op) (step, error) {
 
 // readers is the number of operand references to the value name, outputs counting one each.
 func (c *compiler) readers(name string) int {
-	n := 0
-	for _, op := range c.fn.Ops {
-		if op == nil {
-			continue
-		}
-		for _, a := range op.Args {
-			if a == nil {
-				continue
-			}
-			for _, o := range a.Operands {
-				if o.Ref != nil && o.Ref.Name == name {
-					n++
-				}
-			}
-		}
-	}
+	n := readCounts(c.fn)[name]
 	for _, r := range c.fn.Outputs {
 		if r.Name == name {
 			n++

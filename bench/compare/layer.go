@@ -14,10 +14,12 @@ import (
 	"strings"
 )
 
-// anestarModes is the list of -modes; when there are any and -anestar is unset, it builds ./cmd/anestar
-// into tmp and sets c.anestar.
-func anestarModes(c *config, tmp string) ([]string, error) {
-	var modes []string
+// setup makes the run's temporary directory (the caller removes it) and returns it with the list of
+// -modes; when there are any and -anestar is unset, it builds ./cmd/anestar there and sets c.anestar.
+func setup(c *config) (tmp string, modes []string, err error) {
+	if tmp, err = os.MkdirTemp("", "anestar-compare"); err != nil {
+		return "", nil, err
+	}
 	for _, m := range strings.Split(c.modes, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			modes = append(modes, m)
@@ -29,20 +31,16 @@ func anestarModes(c *config, tmp string) ([]string, error) {
 		cmd := exec.Command("go", "build", "-o", c.anestar, "./cmd/anestar")
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("go build: %v", err)
+			return tmp, nil, fmt.Errorf("go build: %v", err)
 		}
 	}
-	return modes, nil
+	return tmp, modes, nil
 }
 
 // compareLayer is -mode layer: scripts/train_layer.star (or -script) against the layer peer.
 func compareLayer(c config) error {
-	tmp, err := os.MkdirTemp("", "anestar-compare")
-	if err != nil {
-		return err
-	}
+	tmp, modes, err := setup(&c)
 	defer os.RemoveAll(tmp)
-	modes, err := anestarModes(&c, tmp)
 	if err != nil {
 		return err
 	}

@@ -25,12 +25,8 @@ func compareLM(c config) error {
 	if c.threads == "" {
 		c.threads = "1"
 	}
-	tmp, err := os.MkdirTemp("", "anestar-compare")
-	if err != nil {
-		return err
-	}
+	tmp, modes, err := setup(&c)
 	defer os.RemoveAll(tmp)
-	modes, err := anestarModes(&c, tmp)
 	if err != nil {
 		return err
 	}
