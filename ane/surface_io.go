@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/anestar/anestar/half"
+	"github.com/anestar/anestar/internal/par"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -43,8 +44,22 @@ func (s *Surface) access(readOnly bool, f func(b []byte)) error {
 	return nil
 }
 
-// The conversions below run on the calling goroutine and allocate nothing (cpu's EncodeF16To and
-// DecodeF16To): surface accesses happen inside Eval, which must not allocate.
+// The conversions below allocate nothing (cpu's EncodeF16To and DecodeF16To): surface accesses happen
+// inside Eval, which must not allocate. The methods a script calls between evals (WriteChannels,
+// ReadChannels, WriteRegion, ReadRegion, CopyRegion) spread large transfers over package par's
+// helpers instead: run on the script's goroutine alone they kept one core busy while the other waited.
+
+// ioGrain is the number of elements from which a script's transfer is split, and the size of a piece.
+const ioGrain = 1 << 15
+
+// split calls fn over [0, n) in pieces of grain elements, on par's helpers when there are two or more.
+func split(n, grain int, fn func(lo, hi int)) {
+	if n < 2*grain {
+		fn(0, n)
+		return
+	}
+	par.For(n, grain, fn)
+}
 
 // encode stores src as consecutive elements of dtype d in dst.
 func encode(d mil.DType, dst []byte, src []float32) {
@@ -75,7 +90,8 @@ func (s *Surface) WriteChannels(from, n int, src []float32) error {
 	}
 	es := s.ElemSize()
 	return s.access(false, func(b []byte) {
-		encode(s.typ.DType, b[from*s.spatial*es:(from+n)*s.spatial*es], src)
+		b = b[from*s.spatial*es : (from+n)*s.spatial*es]
+		split(len(src), ioGrain, func(lo, hi int) { encode(s.typ.DType, b[lo*es:hi*es], src[lo:hi]) })
 	})
 }
 
@@ -89,7 +105,8 @@ func (s *Surface) ReadChannels(from, n int, dst []float32) error {
 	}
 	es := s.ElemSize()
 	return s.access(true, func(b []byte) {
-		decode(s.typ.DType, dst, b[from*s.spatial*es:(from+n)*s.spatial*es])
+		b = b[from*s.spatial*es : (from+n)*s.spatial*es]
+		split(len(dst), ioGrain, func(lo, hi int) { decode(s.typ.DType, dst[lo:hi], b[lo*es:hi*es]) })
 	})
 }
 
@@ -106,21 +123,23 @@ func (s *Surface) WriteRegion(ch, nch, col, ncol int, src []float32, transposed 
 	}
 	es := s.ElemSize()
 	return s.access(false, func(b []byte) {
-		var row [256]float32 // gather buffer for transposed rows, in pieces
-		for c := 0; c < nch; c++ {
-			off := ((ch+c)*s.spatial + col) * es
-			if !transposed {
-				encode(s.typ.DType, b[off:off+ncol*es], src[c*ncol:(c+1)*ncol])
-				continue
-			}
-			for j0 := 0; j0 < ncol; j0 += len(row) {
-				m := min(len(row), ncol-j0)
-				for j := 0; j < m; j++ {
-					row[j] = src[(j0+j)*nch+c]
+		split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
+			var row [256]float32 // gather buffer for transposed rows, in pieces
+			for c := lo; c < hi; c++ {
+				off := ((ch+c)*s.spatial + col) * es
+				if !transposed {
+					encode(s.typ.DType, b[off:off+ncol*es], src[c*ncol:(c+1)*ncol])
+					continue
 				}
-				encode(s.typ.DType, b[off+j0*es:off+(j0+m)*es], row[:m])
+				for j0 := 0; j0 < ncol; j0 += len(row) {
+					m := min(len(row), ncol-j0)
+					for j := 0; j < m; j++ {
+						row[j] = src[(j0+j)*nch+c]
+					}
+					encode(s.typ.DType, b[off+j0*es:off+(j0+m)*es], row[:m])
+				}
 			}
-		}
+		})
 	})
 }
 
@@ -134,10 +153,12 @@ func (s *Surface) ReadRegion(ch, nch, col, ncol int, dst []float32) error {
 	}
 	es := s.ElemSize()
 	return s.access(true, func(b []byte) {
-		for c := 0; c < nch; c++ {
-			off := ((ch+c)*s.spatial + col) * es
-			decode(s.typ.DType, dst[c*ncol:(c+1)*ncol], b[off:off+ncol*es])
-		}
+		split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				off := ((ch+c)*s.spatial + col) * es
+				decode(s.typ.DType, dst[c*ncol:(c+1)*ncol], b[off:off+ncol*es])
+			}
+		})
 	})
 }
 
@@ -189,10 +210,20 @@ func copyRegion(d *Surface, db []byte, dstCh, dstCol int, s *Surface, sb []byte,
 			}
 			return
 		}
-		for c := 0; c < nch; c++ {
-			do, so := rowOf(d, des, dstCh+c, dstCol), rowOf(s, ses, srcCh+c, srcCol)
-			copy(db[do:do+ncol*des], sb[so:so+ncol*ses])
+		if &db[0] == &sb[0] { // same buffer, destination before source: front to back
+			for c := 0; c < nch; c++ {
+				do, so := rowOf(d, des, dstCh+c, dstCol), rowOf(s, ses, srcCh+c, srcCol)
+				copy(db[do:do+ncol*des], sb[so:so+ncol*ses])
+			}
+			return
 		}
+		// Distinct buffers: rows in pieces of about ioGrain elements, spread over par's helpers.
+		split(nch, max(1, ioGrain/ncol), func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				do, so := rowOf(d, des, dstCh+c, dstCol), rowOf(s, ses, srcCh+c, srcCol)
+				copy(db[do:do+ncol*des], sb[so:so+ncol*ses])
+			}
+		})
 		return
 	}
 	// Different dtypes are different surfaces: convert through a small stack buffer.

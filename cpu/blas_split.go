@@ -1,15 +1,18 @@
 package cpu
 
 import (
-	"runtime"
 	"sync"
+	"sync/atomic"
+
+	"github.com/anestar/anestar/internal/par"
 )
 
 // When the BLAS library runs single-threaded (OpenBLAS by default here), Sgemm spreads a large product
 // over GOMAXPROCS goroutines itself, in blocks of rows (or columns) of C, one library call each. The Go
 // scheduler then shares the cores between those calls and everything else the program runs (the
 // emulator's loops, queued host math), where a multi-threaded BLAS would start its own threads, whose
-// spinning waits compete with them. Workers are started once, so a split product allocates nothing.
+// spinning waits compete with them. The blocks run on package par's helpers, which claim them as they
+// come free: a helper that starts late leaves its block to the caller instead of keeping it waiting.
 
 // splitFLOPs is the size (2*m*n*k) from which a product is split.
 const splitFLOPs = 1 << 23
@@ -17,55 +20,82 @@ const splitFLOPs = 1 << 23
 // splitAlign is the granularity of a piece's rows or columns (a multiple of the kernels' unrolling).
 const splitAlign = 16
 
-// gemmPiece is one block of a split product.
-type gemmPiece struct {
+// gemmSplit is one split product: its operands, and the core slots reserved for helpers.
+type gemmSplit struct {
 	l              *library
 	transA, transB bool
+	byRows         bool
 	m, n, k        int
 	alpha, beta    float32
 	a, b, c        []float32
 	lda, ldb, ldc  int
-	done           *sync.WaitGroup
+	reserved       atomic.Int32     // core slots taken for helpers and not yet handed to one
+	piece          func(lo, hi int) // s.run, bound once
+	join           func() bool      // s.take, bound once
 }
 
-var (
-	gemmOnce  sync.Once
-	gemmWork  chan gemmPiece
-	gemmProcs int       // goroutines a product is split over, the caller included
-	gemmWGs   sync.Pool // *sync.WaitGroup
-)
+var splits = sync.Pool{New: func() any {
+	s := new(gemmSplit)
+	s.piece, s.join = s.run, s.take
+	return s
+}}
 
-func startGemmWorkers() {
-	gemmProcs = runtime.GOMAXPROCS(0)
-	gemmWork = make(chan gemmPiece, 4*gemmProcs)
-	for range gemmProcs - 1 {
-		go func() {
-			for p := range gemmWork {
-				p.l.sgemm(p.transA, p.transB, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc)
-				releaseCore()
-				p.done.Done()
-			}
-		}()
+// leaveSplit hands back the core slot of a helper that has run its pieces.
+func leaveSplit() { releaseCore() }
+
+// take hands one reserved core slot to a helper; false when none is left (the caller then runs the
+// pieces).
+func (s *gemmSplit) take() bool {
+	for {
+		r := s.reserved.Load()
+		if r <= 0 {
+			return false
+		}
+		if s.reserved.CompareAndSwap(r, r-1) {
+			return true
+		}
 	}
-	gemmWGs.New = func() any { return new(sync.WaitGroup) }
 }
 
-// splitSgemm computes the validated product with m, n, k > 0 in pieces over the workers, one per core
-// slot free (the caller holds one already, and each worker frees the one taken for its piece); it
-// reports false, doing nothing, when the product is too small to split or no other slot is free.
+// run computes rows (or columns) [lo, hi) of the product.
+func (s *gemmSplit) run(lo, hi int) {
+	a, b, c, m, n := s.a, s.b, s.c, s.m, s.n
+	if s.byRows { // rows [lo, hi) of op(A) and C
+		m = hi - lo
+		if s.transA {
+			a = a[lo:]
+		} else {
+			a = a[lo*s.lda:]
+		}
+		c = c[lo*s.ldc:]
+	} else { // columns [lo, hi) of op(B) and C
+		n = hi - lo
+		if s.transB {
+			b = b[lo*s.ldb:]
+		} else {
+			b = b[lo:]
+		}
+		c = c[lo:]
+	}
+	s.l.sgemm(s.transA, s.transB, m, n, s.k, s.alpha, a, s.lda, b, s.ldb, s.beta, c, s.ldc)
+}
+
+// splitSgemm computes the validated product with m, n, k > 0 in pieces, one per core slot free when it
+// starts (the caller holds one already; each helper that joins takes one of the others, and the caller
+// hands back those that no helper took); it reports false, doing nothing, when the product is too
+// small to split or no other slot is free.
 func (l *library) splitSgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	if 2*m*n*k < splitFLOPs {
 		return false
 	}
-	gemmOnce.Do(startGemmWorkers)
 	byRows := m >= n
 	span := n
 	if byRows {
 		span = m
 	}
 	parts := 1 // the caller's own slot
-	for parts < min(gemmProcs, span/splitAlign) && tryAcquireCore() {
+	for parts < min(par.Procs(), span/splitAlign) && tryAcquireCore() {
 		parts++
 	}
 	if parts <= 1 {
@@ -76,39 +106,16 @@ func (l *library) splitSgemm(transA, transB bool, m, n, k int, alpha float32, a 
 	for pieces := (span + size - 1) / size; parts > pieces; parts-- {
 		releaseCore() // rounding the pieces up to splitAlign left fewer than the slots taken
 	}
-	wg := gemmWGs.Get().(*sync.WaitGroup)
-	var first gemmPiece
-	for i, lo := 0, 0; lo < span; i, lo = i+1, lo+size {
-		hi := min(lo+size, span)
-		p := gemmPiece{l: l, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
-			a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc, done: wg}
-		if byRows { // rows [lo, hi) of op(A) and C
-			p.m = hi - lo
-			if transA {
-				p.a = a[lo:]
-			} else {
-				p.a = a[lo*lda:]
-			}
-			p.c = c[lo*ldc:]
-		} else { // columns [lo, hi) of op(B) and C
-			p.n = hi - lo
-			if transB {
-				p.b = b[lo*ldb:]
-			} else {
-				p.b = b[lo:]
-			}
-			p.c = c[lo:]
-		}
-		if i == 0 {
-			first = p
-			continue
-		}
-		wg.Add(1)
-		gemmWork <- p
+	s := splits.Get().(*gemmSplit)
+	s.l, s.transA, s.transB, s.byRows = l, transA, transB, byRows
+	s.m, s.n, s.k, s.alpha, s.beta = m, n, k, alpha, beta
+	s.a, s.b, s.c, s.lda, s.ldb, s.ldc = a, b, c, lda, ldb, ldc
+	s.reserved.Store(int32(parts - 1))
+	par.ForGated(span, size, s.join, leaveSplit, s.piece)
+	for range s.reserved.Swap(0) {
+		releaseCore()
 	}
-	l.sgemm(first.transA, first.transB, first.m, first.n, first.k, first.alpha, first.a, first.lda,
-		first.b, first.ldb, first.beta, first.c, first.ldc)
-	wg.Wait()
-	gemmWGs.Put(wg)
+	s.l, s.a, s.b, s.c = nil, nil, nil, nil
+	splits.Put(s)
 	return true
 }

@@ -1,22 +1,33 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
+
+	"github.com/anestar/anestar/internal/par"
 )
 
-// Products large enough to be split over goroutines (in rows when m >= n, else in columns) match the
-// float64 definition, with padded leading dimensions and every transposition, and the serial entry
-// point gives the same values.
-func TestSgemmSplit(t *testing.T) {
+// splitLibrary is OpenBLAS set to split large products over goroutines for the test (skipped without
+// OpenBLAS).
+func splitLibrary(t *testing.T) *library {
 	lib, err := loadLibrary("openblas")
 	if err != nil {
 		t.Skipf("OpenBLAS not available: %v", err)
 	}
 	old := lib.goSplit.Load()
 	lib.goSplit.Store(true)
-	defer lib.goSplit.Store(old)
+	t.Cleanup(func() { lib.goSplit.Store(old) })
+	return lib
+}
+
+// Products large enough to be split over goroutines (in rows when m >= n, else in columns) match the
+// float64 definition, with padded leading dimensions and every transposition, and the serial entry
+// point gives the same values.
+func TestSgemmSplit(t *testing.T) {
+	lib := splitLibrary(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, sz := range [][3]int{{257, 96, 200}, {96, 257, 200}, {33, 1000, 130}} {
 		m, n, k := sz[0], sz[1], sz[2]
@@ -61,6 +72,73 @@ func TestSgemmSplit(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// Split products, and loops whose pieces run products (as the emulator's batched matmuls do), from
+// several goroutines at once share the helpers and the core slots without deadlock: a goroutine that
+// holds core slots never runs another loop's pieces, which may wait for those slots.
+func TestSplitBesideLoopsOfProducts(t *testing.T) {
+	lib := splitLibrary(t)
+	const m, n, k = 256, 128, 160 // splits: 2mnk >= splitFLOPs
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(i%7) - 3
+	}
+	for i := range b {
+		b[i] = float32(i%5) - 2
+	}
+	want := make([]float32, m*n)
+	if err := lib.sgemmSerial(false, false, m, n, k, 1, a, k, b, n, 0, want, n); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 3)
+	for g := range 3 {
+		go func() {
+			c := make([][]float32, 4)
+			for i := range c {
+				c[i] = make([]float32, m*n)
+			}
+			for range 30 {
+				if g == 0 { // a split product alone
+					if err := lib.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c[0], n); err != nil {
+						done <- err
+						return
+					}
+					continue
+				}
+				// A loop whose pieces each run a product, which may split in turn.
+				var errs [4]error
+				par.For(4, 1, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						errs[i] = lib.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c[i], n)
+					}
+				})
+				for _, err := range errs {
+					if err != nil {
+						done <- err
+						return
+					}
+				}
+			}
+			for i := range c[0] {
+				if c[0][i] != want[i] {
+					done <- fmt.Errorf("goroutine %d: element %d = %v, want %v", g, i, c[0][i], want[i])
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 3 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(2 * time.Minute): // far beyond the milliseconds this takes: a deadlock
+			t.Fatal("split products beside loops of products did not finish: deadlock")
 		}
 	}
 }

@@ -129,7 +129,7 @@ func (k *Kernel) Bind() (ane.Binding, error) {
 			return nil, fmt.Errorf("emulator: bind: input %s: %v", s.Name(), err)
 		}
 		b.ins = append(b.ins, ns)
-		b.inX = append(b.inX, newTransfer(ns, []ioPiece{{data: k.inT[i].data}}, true))
+		b.inX = append(b.inX, newInputTransfer(ns, k.inT[i]))
 	}
 	for i, s := range k.outs {
 		ns, err := b.newSurface(k.ar.rec, s.Name(), s.Type())

@@ -46,6 +46,7 @@ type compiler struct {
 	fill        map[*scratch]int  // per shared buffer the kernel uses, the elements it has carved
 	scratch     []*scratch        // the same, in order
 	mems        []*ane.HeapMemory // the memory of the kernel's surfaces
+	inputs      map[*tensor]bool  // the function's inputs, filled from their surfaces at each Eval
 }
 
 // errorf returns an error that names op's MIL position, kind and first result.

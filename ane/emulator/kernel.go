@@ -82,6 +82,10 @@ func (c *compiler) kernel() (*Kernel, error) {
 		// Filled from the surface at the start of each Eval: shared scratch.
 		t := &tensor{name: in.Name, shape: append([]int{}, in.Type.Shape...), dtype: in.Type.DType, data: c.newScratch(max(in.Type.NumElements(), 0))}
 		c.env[in.Name] = t
+		if c.inputs == nil {
+			c.inputs = map[*tensor]bool{}
+		}
+		c.inputs[t] = true
 		k.ins = append(k.ins, s)
 		k.inT = append(k.inT, t)
 	}
@@ -148,7 +152,7 @@ func (c *compiler) kernel() (*Kernel, error) {
 		k.outX = append(k.outX, newTransfer(s, segs, false))
 	}
 	for i, s := range k.ins {
-		k.inX = append(k.inX, newTransfer(s, []ioPiece{{data: k.inT[i].data}}, true))
+		k.inX = append(k.inX, newInputTransfer(s, k.inT[i]))
 	}
 	for _, s := range c.steps {
 		if len(s.outs) == 1 && elide[s.outs[0]] {
@@ -163,6 +167,15 @@ func (c *compiler) kernel() (*Kernel, error) {
 // usedNames returns the names that fn's ops read.
 func usedNames(fn *mil.Func) map[string]bool {
 	used := map[string]bool{}
+	for name := range readCounts(fn) {
+		used[name] = true
+	}
+	return used
+}
+
+// readCounts returns, per name, the number of operand references to it in fn's ops.
+func readCounts(fn *mil.Func) map[string]int {
+	reads := map[string]int{}
 	for _, op := range fn.Ops {
 		if op == nil {
 			continue
@@ -173,12 +186,12 @@ func usedNames(fn *mil.Func) map[string]bool {
 			}
 			for _, o := range a.Operands {
 				if o.Ref != nil {
-					used[o.Ref.Name] = true
+					reads[o.Ref.Name]++
 				}
 			}
 		}
 	}
-	return used
+	return reads
 }
 
 // constOp defines the tensor of a const op; string and other non-tensor constants are left to the ops

@@ -3,6 +3,7 @@ package emulator
 import (
 	"math"
 
+	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -268,19 +269,47 @@ func splitOp(c *compiler, op *mil.Op) (step, error) {
 	return s, nil
 }
 
+// readers is the number of operand references to the value name, outputs counting one each.
+func (c *compiler) readers(name string) int {
+	n := readCounts(c.fn)[name]
+	for _, r := range c.fn.Outputs {
+		if r.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
 // castOp builds cast. Conversion to fp16 is the step's fp16 rounding (none in FP32 mode); integer types
-// truncate toward zero; bool is x != 0.
+// truncate toward zero; bool is x != 0. A cast to a float dtype that changes no value (fp16 to fp32,
+// any float cast in FP32 mode, fp16 to fp16) shares x's buffer, as a reshape does: float32 already
+// holds every value exactly. One that rounds to fp16 rounds as it copies, in one pass, or, when it is
+// the only reader of a function input, as the input's transfer reads the surface.
 func castOp(c *compiler, op *mil.Op) (step, error) {
-	x, out, err := c.xAndResult(op)
+	x, out, err := c.xAndView(op)
 	if err != nil {
 		return step{}, err
 	}
 	if numel(out.shape) != len(x.data) {
 		return step{}, opErr(op, "result %v holds %d elements, x %v holds %d", out.shape, numel(out.shape), x.shape, len(x.data))
 	}
+	if out.dtype.IsFloat() && (!c.rounds(out) || isFloat16(x.dtype)) {
+		out.data, out.konst = x.data, x.konst
+		return step{outs: []*tensor{out}, exact: true}, nil
+	}
+	if out.dtype.IsFloat() && c.inputs[x] && !c.opts.CheckNumerics && c.readers(x.name) == 1 {
+		// The input's transfer rounds it as it reads it (newInputTransfer): the same values, one pass.
+		x.roundIn = true
+		out.data = x.data
+		return step{outs: []*tensor{out}, exact: true}, nil
+	}
+	out.data = c.plan.alloc(out.name, len(x.data))
 	xd, od := x.data, out.data
 	var f func(lo, hi int)
+	fused := false
 	switch {
+	case out.dtype.IsFloat() && c.rounds(out):
+		f, fused = func(lo, hi int) { half.RoundF16To(od[lo:hi], xd[lo:hi]) }, true // what copy, then rounding, give
 	case out.dtype.IsFloat():
 		f = func(lo, hi int) { copy(od[lo:hi], xd[lo:hi]) }
 	case out.dtype == mil.Bool:
@@ -299,5 +328,5 @@ func castOp(c *compiler, op *mil.Op) (step, error) {
 			}
 		}
 	}
-	return step{outs: []*tensor{out}, run: func() error { parallel(len(od), 1<<15, f); return nil }}, nil
+	return step{outs: []*tensor{out}, fused: fused, run: func() error { parallel(len(od), 1<<15, f); return nil }}, nil
 }

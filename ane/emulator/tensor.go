@@ -8,11 +8,12 @@ import (
 // tensor is one value of a compiled program: a function input, a constant or an op result. Its buffer is
 // allocated at compile time (or aliases another tensor's) and is reused by every Eval.
 type tensor struct {
-	name  string    // MIL name
-	shape []int     // static shape
-	dtype mil.DType // declared element type; decides fp16 rounding
-	data  []float32 // the values in row-major order; numbers of every dtype are held as float32
-	konst bool      // a compile-time constant
+	name    string    // MIL name
+	shape   []int     // static shape
+	dtype   mil.DType // declared element type; decides fp16 rounding
+	data    []float32 // the values in row-major order; numbers of every dtype are held as float32
+	konst   bool      // a compile-time constant
+	roundIn bool      // a function input whose only reader casts it to fp16: its transfer rounds it on the way in
 }
 
 // numel is the element count of a shape.

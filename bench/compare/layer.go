@@ -14,14 +14,12 @@ import (
 	"strings"
 )
 
-// compareLayer is -mode layer: scripts/train_layer.star (or -script) against the layer peer.
-func compareLayer(c config) error {
-	tmp, err := os.MkdirTemp("", "anestar-compare")
-	if err != nil {
-		return err
+// setup makes the run's temporary directory (the caller removes it) and returns it with the list of
+// -modes; when there are any and -anestar is unset, it builds ./cmd/anestar there and sets c.anestar.
+func setup(c *config) (tmp string, modes []string, err error) {
+	if tmp, err = os.MkdirTemp("", "anestar-compare"); err != nil {
+		return "", nil, err
 	}
-	defer os.RemoveAll(tmp)
-	var modes []string
 	for _, m := range strings.Split(c.modes, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			modes = append(modes, m)
@@ -33,8 +31,18 @@ func compareLayer(c config) error {
 		cmd := exec.Command("go", "build", "-o", c.anestar, "./cmd/anestar")
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build: %v", err)
+			return tmp, nil, fmt.Errorf("go build: %v", err)
 		}
+	}
+	return tmp, modes, nil
+}
+
+// compareLayer is -mode layer: scripts/train_layer.star (or -script) against the layer peer.
+func compareLayer(c config) error {
+	tmp, modes, err := setup(&c)
+	defer os.RemoveAll(tmp)
+	if err != nil {
+		return err
 	}
 	if c.threads == "" {
 		c.threads = "1,2"
@@ -65,6 +73,7 @@ func compareLayer(c config) error {
 			runs = append(runs, run{p.label + " " + t + "t", func(int) (result, error) { return runLayerPeer(c, p.path, tv, t, params) }})
 		}
 	}
+	runs = withCores(c.cores, runs)
 	all, err := alternate(c.reps, runs, func(r result) string {
 		return fmt.Sprintf("%8.1f ms/step  rss %6.0f MB", r.ms, r.rssKB/1024)
 	})
@@ -165,28 +174,19 @@ func report(c config, runs []run, all map[string][]result) {
 		names = append(names, r.name)
 	}
 	fmt.Printf("\nmedians of %d runs, %d steps each (accum %d), sizes %v\n", c.reps, c.steps, c.accum, []string(c.sets))
-	best, bestName := 0.0, ""
-	for _, n := range names {
-		if strings.HasPrefix(n, "pytorch ") {
-			if m := med(all[n], func(r result) float64 { return r.ms }); best == 0 || m < best {
-				best, bestName = m, n
-			}
-		}
-	}
-	fmt.Printf("%-16s %10s %10s %12s %10s %10s\n", "run", "ms/step", "avg train", "compile/bat", "peak MB", "vs peer")
+	best := peerBest(names, all)
+	fmt.Printf("%-28s %10s %10s %12s %10s %10s\n", "run", "ms/step", "avg train", "compile/bat", "peak MB", "vs peer")
 	for _, n := range names {
 		rs := all[n]
 		ms := med(rs, func(r result) float64 { return r.ms })
 		ratio := "-"
-		if best > 0 {
-			ratio = fmt.Sprintf("%.2fx", ms/best)
+		if b := best[coreGroup(n)]; b.ms > 0 {
+			ratio = fmt.Sprintf("%.2fx", ms/b.ms)
 		}
-		fmt.Printf("%-16s %10.1f %10s %12s %10.0f %10s\n", n, ms,
+		fmt.Printf("%-28s %10.1f %10s %12s %10.0f %10s\n", n, ms,
 			opt(med(rs, func(r result) float64 { return r.avg })),
 			opt(med(rs, func(r result) float64 { return r.compileMS })),
 			med(rs, func(r result) float64 { return r.rssKB })/1024, ratio)
 	}
-	if bestName != "" {
-		fmt.Printf("ratios are to the peer's best thread setting (%s, %.1f ms/step)\n", bestName, best)
-	}
+	printBest(best)
 }

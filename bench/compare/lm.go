@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,12 +25,24 @@ func compareLM(c config) error {
 	if c.threads == "" {
 		c.threads = "1"
 	}
-	args, err := lmArgs(c.sets)
+	tmp, modes, err := setup(&c)
+	defer os.RemoveAll(tmp)
+	if err != nil {
+		return err
+	}
+	if c.script == layerScript {
+		c.script = lmScript
+	}
+	params := lmParams(c.sets)
+	args, err := lmArgs(params)
 	if err != nil {
 		return err
 	}
 	tv := timeV()
 	var runs []run
+	for _, m := range modes {
+		runs = append(runs, run{"anestar " + m, func(rep int) (result, error) { return runLMAnestar(c, tmp, tv, m, params, c.seed+rep) }})
+	}
 	for _, p := range peerScripts(c, lmPeer) {
 		for _, t := range strings.Split(c.threads, ",") {
 			t := strings.TrimSpace(t)
@@ -35,6 +52,7 @@ func compareLM(c config) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("nothing to run")
 	}
+	runs = withCores(c.cores, runs)
 	all, err := alternate(c.reps, runs, func(r result) string {
 		return fmt.Sprintf("%8.1f ms/step %9.0f tok/s  val_loss %.4f  val_bpb %.4f  rss %5.0f MB", r.ms, r.tokensS, r.valLoss, r.valBPB, r.rssKB/1024)
 	})
@@ -45,6 +63,26 @@ func compareLM(c config) error {
 	return nil
 }
 
+// lmDefaults are train_lm.star's defaults of the settings both sides take, given to both (the peer's
+// own defaults differ), so that the same model trains on each side unless -set says otherwise.
+var lmDefaults = []string{"vocab=1024", "dim=256", "layers=4", "heads=4", "kv_heads=4", "hidden=704", "seq=128",
+	"batch=8", "lr=1.5e-3", "min_lr=1.5e-4", "warmup=100"}
+
+// lmParams is lmDefaults overridden by -set.
+func lmParams(ss sets) sets {
+	out := sets{}
+	for _, d := range lmDefaults {
+		k, _, _ := strings.Cut(d, "=")
+		if !slices.ContainsFunc(ss, func(s string) bool { return strings.HasPrefix(s, k+"=") }) {
+			out = append(out, d)
+		}
+	}
+	return append(out, ss...)
+}
+
+// lmPeerNames are the peer's names of script parameters that differ.
+var lmPeerNames = map[string]string{"weight_decay": "wd"}
+
 // lmArgs turns -set k=v into the peer's --k v (underscores as dashes: kv_heads is --kv-heads).
 func lmArgs(ss sets) ([]string, error) {
 	var out []string
@@ -53,9 +91,67 @@ func lmArgs(ss sets) ([]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("-set %q: want k=v", s)
 		}
+		if p, ok := lmPeerNames[k]; ok {
+			k = p
+		}
 		out = append(out, "--"+strings.ReplaceAll(k, "_", "-"), v)
 	}
 	return out, nil
+}
+
+// runLMAnestar trains with the LM script (modes fp16, fp32 as --fp32) on the same token files and seed,
+// and reads its metrics: the median ms and tokens/s of the steps after the first three (the peer leaves
+// out as many) and the final validation loss.
+func runLMAnestar(c config, tmp, timeV, mode string, params sets, seed int) (result, error) {
+	metrics := filepath.Join(tmp, fmt.Sprintf("lm-%s-%d.jsonl", mode, seed))
+	argv := []string{c.anestar, "run", c.script, "--quiet"}
+	if mode == "fp32" {
+		argv = append(argv, "--fp32")
+	}
+	q := strconv.Quote // strings as Starlark literals
+	set := []string{"data=" + q(c.train), "val_data=" + q(c.val), "steps=" + strconv.Itoa(c.steps),
+		"seed=" + strconv.Itoa(seed), "metrics=" + q(metrics), `ckpt=""`, "eval_every=0"}
+	if c.tok != "" {
+		set = append(set, "tokenizer="+q(c.tok))
+	}
+	for _, s := range append(set, params...) {
+		argv = append(argv, "--set", s)
+	}
+	_, rss, err := timed(timeV, argv, nil)
+	if err != nil {
+		return result{}, err
+	}
+	f, err := os.Open(metrics)
+	if err != nil {
+		return result{}, fmt.Errorf("metrics: %v", err)
+	}
+	defer f.Close()
+	var ms, tok []float64
+	r := result{rssKB: rss}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var rec struct {
+			MS      *float64 `json:"ms"`
+			TokS    float64  `json:"tokens_per_s"`
+			ValLoss *float64 `json:"val_loss"`
+			ValBPB  float64  `json:"val_bpb"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return result{}, fmt.Errorf("metrics %s: %v", metrics, err)
+		}
+		if rec.MS != nil {
+			ms, tok = append(ms, *rec.MS), append(tok, rec.TokS)
+		}
+		if rec.ValLoss != nil {
+			r.valLoss, r.valBPB = *rec.ValLoss, rec.ValBPB
+		}
+	}
+	if len(ms) == 0 {
+		return result{}, fmt.Errorf("metrics %s: no steps recorded", metrics)
+	}
+	skip := min(3, len(ms)-1)
+	r.ms, r.tokensS = median(ms[skip:]), median(tok[skip:])
+	return r, nil
 }
 
 func runLMPeer(c config, peer, timeV, threads string, args []string, seed int) (result, error) {
@@ -80,7 +176,12 @@ func runLMPeer(c config, peer, timeV, threads string, args []string, seed int) (
 // run after the first, its paired difference from the first (same seeds).
 func reportLM(c config, runs []run, all map[string][]result) {
 	fmt.Printf("\n%d reps (seeds %d..%d), %d steps each, %v\n", c.reps, c.seed, c.seed+c.reps-1, c.steps, []string(c.sets))
-	fmt.Printf("%-20s %10s %10s %18s %18s %8s\n", "run", "ms/step", "tok/s", "val_loss", "val_bpb", "peak MB")
+	var names []string
+	for _, r := range runs {
+		names = append(names, r.name)
+	}
+	best := peerBest(names, all)
+	fmt.Printf("%-28s %10s %10s %18s %18s %8s %8s\n", "run", "ms/step", "tok/s", "val_loss", "val_bpb", "peak MB", "vs peer")
 	for _, r := range runs {
 		rs := all[r.name]
 		lm, ls := meanSD(rs, func(r result) float64 { return r.valLoss })
@@ -89,10 +190,15 @@ func reportLM(c config, runs []run, all map[string][]result) {
 		if c.tok == "" {
 			bpb = fmt.Sprintf("%18s", "-")
 		}
-		fmt.Printf("%-20s %10.1f %10.0f %10.4f ± %.4f %s %8.0f\n", r.name,
-			med(rs, func(r result) float64 { return r.ms }), med(rs, func(r result) float64 { return r.tokensS }),
-			lm, ls, bpb, med(rs, func(r result) float64 { return r.rssKB })/1024)
+		ms := med(rs, func(r result) float64 { return r.ms })
+		ratio := "-"
+		if b := best[coreGroup(r.name)]; b.ms > 0 {
+			ratio = fmt.Sprintf("%.2fx", ms/b.ms)
+		}
+		fmt.Printf("%-28s %10.1f %10.0f %10.4f ± %.4f %s %8.0f %8s\n", r.name, ms, med(rs, func(r result) float64 { return r.tokensS }),
+			lm, ls, bpb, med(rs, func(r result) float64 { return r.rssKB })/1024, ratio)
 	}
+	printBest(best)
 	if len(runs) < 2 {
 		return
 	}

@@ -7,10 +7,16 @@
 // per-step times in the script's metrics file (--set metrics=PATH; compile excluded), and its "Avg
 // train" line of the efficiency report is shown beside it.
 //
-// -mode lm: the language-model peer bench/peers/torch_lm.py on token files (-train, -val, and -tokenizer
-// for bits per byte); each repetition uses the seed -seed + rep, so the reps sample the run-to-run spread
-// of the loss, and the report gives the median ms/step and tokens/s and the mean and spread of val_loss
-// and val_bpb.
+// -mode lm: anestar's language model (scripts/train_lm.star, fp16 and fp32 as -modes) against the
+// language-model peer bench/peers/torch_lm.py on the same token files (-train, -val, and -tokenizer for
+// bits per byte), the same model (train_lm.star's default sizes, learning rate and warmup, given to both
+// unless -set says otherwise) and the same seed: each repetition uses the seed -seed + rep on every
+// side, so the reps sample the run-to-run spread of the loss. The report gives the median ms/step (the
+// steps after the first three) and tokens/s, the mean and spread of val_loss and val_bpb, and the ratio
+// to the peer's best thread setting.
+//
+// -cores runs every configuration under each OpenBLAS core setting ("default": OPENBLAS_CORETYPE
+// unset; or a core such as SkylakeX), and each ratio is to the peer under the same setting.
 //
 // In both modes -base-peer names a second peer script with the same command line (an older version, or
 // another implementation) run alternately with the first, as "base pytorch"; -base runs a second
@@ -28,6 +34,7 @@
 //	go run ./bench/compare -base /tmp/anestar-old          before/after a change, interleaved
 //	go run ./bench/compare -base /tmp/old/anestar -base-script /tmp/old/scripts/train_layer.star
 //	go run ./bench/compare -set dim=256 -set hidden=512 -set heads=4 -set seq=128   a quick check
+//	go run ./bench/compare -cores default,SkylakeX -set dim=384 -set hidden=1024 -set heads=6 -set seq=256
 //	go run ./bench/compare -mode lm -train D/train.bin -val D/val.bin -tokenizer D/tokenizer.bin \
 //	    -set vocab=1024 -set dim=256 -set layers=4 -set heads=4 -set seq=128 -set batch=8 -steps 300
 package main
@@ -64,6 +71,7 @@ type config struct {
 	modes              string
 	train, val, tok    string // lm mode: token files and tokenizer
 	seed               int    // lm mode: the first rep's seed
+	cores              string // -cores: OpenBLAS core settings
 }
 
 // result is one run's figures.
@@ -89,6 +97,12 @@ const (
 	lmPeer    = "bench/peers/torch_lm.py"
 )
 
+// The training scripts of the two modes.
+const (
+	layerScript = "scripts/train_layer.star"
+	lmScript    = "scripts/train_lm.star"
+)
+
 func main() {
 	var c config
 	flag.StringVar(&c.mode, "mode", "layer", "what to compare: layer (scripts/train_layer.star and the layer peer) or lm (the language-model peer)")
@@ -98,13 +112,14 @@ func main() {
 	flag.Var(&c.sets, "set", "a parameter `k=v`, repeatable: layer mode passes it to the script, and dim, hidden, heads, seq to the peer too; lm mode passes each to the peer as --k v (kv_heads as --kv-heads)")
 	flag.StringVar(&c.anestar, "anestar", "", "the anestar binary (default: go build ./cmd/anestar into a temporary directory)")
 	flag.StringVar(&c.base, "base", "", "a second anestar binary (say, built before a change) run alternately with the first, as \"base\"")
-	flag.StringVar(&c.script, "script", "scripts/train_layer.star", "the training script")
+	flag.StringVar(&c.script, "script", layerScript, "the training script (in lm mode "+lmScript+")")
 	flag.StringVar(&c.baseScript, "base-script", "", "the script the -base binary runs (default -script): the script as it was when that binary was built")
 	flag.StringVar(&c.peer, "peer", "", "the PyTorch peer script (default "+layerPeer+", in lm mode "+lmPeer+")")
 	flag.StringVar(&c.basePeer, "base-peer", "", "a second peer script taking the same arguments, run alternately with the first, as \"base pytorch\"")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python that has PyTorch")
 	flag.StringVar(&c.threads, "threads", "", "peer thread counts (default 1,2; in lm mode 1)")
 	flag.StringVar(&c.modes, "modes", "fp16,fp32", "anestar numerics to run (layer mode); \"\" for none: the peers alone")
+	flag.StringVar(&c.cores, "cores", "", "OpenBLAS core settings to run every configuration under, comma-separated: \"default\" (OPENBLAS_CORETYPE unset: anestar names the kernels, PyTorch's OpenBLAS picks its own) or a core name such as SkylakeX; \"\" leaves the environment as it is")
 	flag.StringVar(&c.train, "train", "", "lm mode: the training tokens (uint16 .bin)")
 	flag.StringVar(&c.val, "val", "", "lm mode: the validation tokens (uint16 .bin)")
 	flag.StringVar(&c.tok, "tokenizer", "", "lm mode: the tokens' llama2.c tokenizer.bin, for val_bpb")
@@ -211,7 +226,7 @@ func timed(timeV string, argv []string, env []string) (string, float64, error) {
 		argv = append([]string{timeV, "-v"}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -1,0 +1,141 @@
+package ane
+
+import (
+	"math"
+	"testing"
+
+	"github.com/anestar/anestar/mil"
+)
+
+// Transfers large enough to be split over goroutines (ioGrain) give what element-by-element ones give.
+
+// bigSurface is a [1, c, 1, s] surface of dtype d on the heap.
+func bigSurface(t *testing.T, name string, d mil.DType, c, s int) *Surface {
+	t.Helper()
+	typ := mil.Tensor(d, 1, c, 1, s)
+	es := 2
+	if d == mil.FP32 {
+		es = 4
+	}
+	sf, err := NewSurface(name, typ, NewHeapMemory(c*s*es))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sf
+}
+
+// halfExact returns n values that fp16 holds exactly (multiples of 1/64 below 32, with signs).
+func halfExact(n, seed int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32((i*7+seed*13)%4096-2048) / 64
+	}
+	return v
+}
+
+func TestSplitTransfersRoundTrip(t *testing.T) {
+	const c, s = 96, 1024 // 3 x 2 x ioGrain elements
+	for _, d := range []mil.DType{mil.FP16, mil.FP32} {
+		sf := bigSurface(t, "x", d, c, s)
+		src := halfExact(c*s, 1)
+		if err := sf.WriteChannels(0, c, src); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, c*s)
+		if err := sf.ReadChannels(0, c, got); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if got[i] != src[i] {
+				t.Fatalf("%s: element %d read back %v, wrote %v", d, i, got[i], src[i])
+			}
+		}
+		// A part: channels [10, 90).
+		part := make([]float32, 80*s)
+		if err := sf.ReadChannels(10, 80, part); err != nil {
+			t.Fatal(err)
+		}
+		for i := range part {
+			if part[i] != src[10*s+i] {
+				t.Fatalf("%s: channel range element %d = %v, want %v", d, i, part[i], src[10*s+i])
+			}
+		}
+	}
+}
+
+func TestSplitCopyRegion(t *testing.T) {
+	const c, s = 200, 1024
+	src := halfExact(c*s, 2)
+	for _, same := range []bool{false, true} {
+		for _, shift := range []int{-37, 41} {
+			a := bigSurface(t, "a", mil.FP16, c, s)
+			if err := a.WriteChannels(0, c, src); err != nil {
+				t.Fatal(err)
+			}
+			b := a
+			if !same {
+				b = bigSurface(t, "b", mil.FP16, c, s)
+			}
+			// Copy channels [from, from+n), columns [3, s-5), to channel from+shift, column 2.
+			from, n := 50, 100
+			if err := b.CopyRegion(from+shift, 2, a, from, 3, n, s-8); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, c*s)
+			if err := b.ReadChannels(0, c, got); err != nil {
+				t.Fatal(err)
+			}
+			for ch := range c {
+				for col := range s {
+					want := float32(0)
+					if same {
+						want = src[ch*s+col]
+					}
+					if r := ch - shift - from; r >= 0 && r < n && col >= 2 && col < 2+s-8 {
+						want = src[(from+r)*s+col+1]
+					}
+					if g := got[ch*s+col]; g != want && !(math.IsNaN(float64(g)) && math.IsNaN(float64(want))) {
+						t.Fatalf("same %v shift %d: channel %d column %d = %v, want %v", same, shift, ch, col, g, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSplitRegions(t *testing.T) {
+	const c, s = 300, 1024
+	const ch, nch, col, ncol = 20, 256, 100, 768 // a [256, 768] matrix beside other values
+	for _, transposed := range []bool{false, true} {
+		sf := bigSurface(t, "w", mil.FP16, c, s)
+		m := halfExact(nch*ncol, 3)
+		if err := sf.WriteRegion(ch, nch, col, ncol, m, transposed); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, nch*ncol)
+		if err := sf.ReadRegion(ch, nch, col, ncol, got); err != nil {
+			t.Fatal(err)
+		}
+		for r := range nch {
+			for j := range ncol {
+				want := m[r*ncol+j]
+				if transposed {
+					want = m[j*nch+r]
+				}
+				if g := got[r*ncol+j]; g != want {
+					t.Fatalf("transposed %v: region element [%d, %d] = %v, want %v", transposed, r, j, g, want)
+				}
+			}
+		}
+		all := make([]float32, c*s)
+		if err := sf.ReadChannels(0, c, all); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range all {
+			r, j := i/s-ch, i%s-col
+			if (r < 0 || r >= nch || j < 0 || j >= ncol) && v != 0 {
+				t.Fatalf("transposed %v: channel %d column %d outside the region = %v", transposed, i/s, i%s, v)
+			}
+		}
+	}
+}

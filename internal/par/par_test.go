@@ -1,0 +1,110 @@
+package par
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
+
+// visits runs For over n in pieces of size and reports how often each index was visited.
+func visits(n, size int) []int32 {
+	seen := make([]int32, n)
+	For(n, size, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			atomic.AddInt32(&seen[i], 1)
+		}
+	})
+	return seen
+}
+
+func TestForVisitsEachIndexOnce(t *testing.T) {
+	for _, c := range []struct{ n, size int }{{0, 1}, {1, 1}, {5, 1}, {5, 2}, {5, 5}, {5, 9}, {1000, 7}, {1 << 16, 1 << 10}, {3, 0}} {
+		for i, v := range visits(c.n, c.size) {
+			if v != 1 {
+				t.Fatalf("n %d size %d: index %d visited %d times", c.n, c.size, i, v)
+			}
+		}
+	}
+}
+
+func TestForPiecesAreFixed(t *testing.T) {
+	// The pieces depend on n and size alone, whoever runs them.
+	var got [][2]int
+	ch := make(chan [2]int, 16)
+	For(10, 3, func(lo, hi int) { ch <- [2]int{lo, hi} })
+	close(ch)
+	for p := range ch {
+		got = append(got, p)
+	}
+	want := map[[2]int]bool{{0, 3}: true, {3, 6}: true, {6, 9}: true, {9, 10}: true}
+	if len(got) != len(want) {
+		t.Fatalf("pieces %v, want %v", got, want)
+	}
+	for _, p := range got {
+		if !want[p] {
+			t.Fatalf("piece %v not among %v", p, want)
+		}
+	}
+}
+
+func TestForNests(t *testing.T) {
+	const outer, inner = 8, 64
+	var sum atomic.Int64
+	For(outer, 1, func(lo, hi int) {
+		for range hi - lo {
+			For(inner, 4, func(lo, hi int) {
+				For(hi-lo, 1, func(lo, hi int) { sum.Add(int64(hi - lo)) })
+			})
+		}
+	})
+	if got := sum.Load(); got != outer*inner {
+		t.Fatalf("nested loops ran %d iterations, want %d", got, outer*inner)
+	}
+}
+
+func TestForGatedRefusedRunsOnCaller(t *testing.T) {
+	var joins, leaves atomic.Int32
+	for i, v := range func() []int32 {
+		seen := make([]int32, 100)
+		ForGated(100, 10, func() bool { joins.Add(1); return false }, func() { leaves.Add(1) }, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				atomic.AddInt32(&seen[i], 1)
+			}
+		})
+		return seen
+	}() {
+		if v != 1 {
+			t.Fatalf("index %d visited %d times", i, v)
+		}
+	}
+	if leaves.Load() != 0 {
+		t.Fatalf("leave called %d times for helpers that were refused", leaves.Load())
+	}
+}
+
+func TestForGatedLeavesOncePerJoin(t *testing.T) {
+	for range 200 {
+		var joins, leaves atomic.Int32
+		ForGated(64, 1, func() bool { joins.Add(1); return true }, func() { leaves.Add(1) }, func(lo, hi int) {})
+		// A helper may still be between join and leave when ForGated returns: wait for it.
+		for joins.Load() != leaves.Load() {
+			runtime.Gosched()
+		}
+	}
+}
+
+func TestForAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
+	buf := make([]float32, 1<<12)
+	body := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			buf[i]++
+		}
+	}
+	For(len(buf), 256, body)
+	if n := testing.AllocsPerRun(100, func() { For(len(buf), 256, body) }); n != 0 {
+		t.Fatalf("For allocates %v times per call", n)
+	}
+}
