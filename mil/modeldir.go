@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/anestar/anestar/internal/atomicfile"
 )
@@ -20,12 +21,35 @@ const ModelFile = "model.mil"
 // ModelPathPrefix starts every weight path a program names; the rest is relative to the model directory.
 const ModelPathPrefix = "@model_path/"
 
-// WeightFileRel returns the path of weight file key (an "@model_path/REL" path) relative to the model
-// directory, or an error when it does not name a file inside it.
+// WeightFileRel returns the slash-separated path, relative to the model directory, of the weight file
+// a program names key ("@model_path/weights/wq.bin" → "weights/wq.bin"). A path that does not start with
+// "@model_path/", is not valid UTF-8, holds a backslash or NUL, is absolute, is not clean, leaves the
+// directory or would overwrite the MIL text is an error naming it: the one rule for every place that
+// stages, reads or writes a model directory.
 func WeightFileRel(key string) (string, error) {
 	rel, ok := strings.CutPrefix(key, ModelPathPrefix)
-	if !ok || rel == "" || path.IsAbs(rel) || path.Clean(rel) != rel || rel == ".." || strings.HasPrefix(rel, "../") || strings.Contains(rel, "\\") {
-		return "", fmt.Errorf("weight path %q: want %sFILE inside the model directory", key, ModelPathPrefix)
+	if !ok {
+		return "", fmt.Errorf("weight file %q: path must start with %q", key, ModelPathPrefix)
+	}
+	switch {
+	case !utf8.ValidString(key):
+		// NSString's stringWithUTF8String: returns nil for it, and a nil key raises an Objective-C
+		// exception in the ANE backend's weights dictionary.
+		return "", fmt.Errorf("weight file %q: path is not valid UTF-8", key)
+	case rel == "":
+		return "", fmt.Errorf("weight file %q: no file name after %q", key, ModelPathPrefix)
+	case strings.ContainsAny(rel, "\\\x00"):
+		return "", fmt.Errorf("weight file %q: path holds a backslash or NUL byte", key)
+	case strings.HasPrefix(rel, "/"):
+		return "", fmt.Errorf("weight file %q: path is absolute after %q", key, ModelPathPrefix)
+	case path.Clean(rel) != rel:
+		return "", fmt.Errorf("weight file %q: path is not clean (want %q)", key, ModelPathPrefix+path.Clean(rel))
+	case rel == ".":
+		return "", fmt.Errorf("weight file %q: path names the model directory itself", key)
+	case rel == ".." || strings.HasPrefix(rel, "../"):
+		return "", fmt.Errorf("weight file %q: path leaves the model directory", key)
+	case rel == ModelFile:
+		return "", fmt.Errorf("weight file %q: would overwrite the MIL text %s", key, ModelFile)
 	}
 	return rel, nil
 }

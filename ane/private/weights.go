@@ -2,20 +2,17 @@ package private
 
 import (
 	"fmt"
-	"path"
 	"sort"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/anestar/anestar/mil"
 )
 
+// milFileName is the name of the MIL text inside a model directory.
+const milFileName = mil.ModelFile
+
 // modelPathPrefix starts every weight file path a program names; the framework replaces it with the
 // model's directory.
-const modelPathPrefix = "@model_path/"
-
-// milFileName is the name of the MIL text inside a model directory.
-const milFileName = "model.mil"
+const modelPathPrefix = mil.ModelPathPrefix
 
 // weightFile is one weight blob file of a program.
 type weightFile struct {
@@ -41,34 +38,8 @@ func weightFiles(w mil.Weights) ([]weightFile, error) {
 }
 
 // weightRelPath returns the slash-separated path inside the model directory of the weight file that a
-// program names key.
-func weightRelPath(key string) (string, error) {
-	rel, ok := strings.CutPrefix(key, modelPathPrefix)
-	if !ok {
-		return "", fmt.Errorf("weight file %q: path must start with %q", key, modelPathPrefix)
-	}
-	switch {
-	case !utf8.ValidString(key):
-		// NSString's stringWithUTF8String: returns nil for it, and a nil key raises an Objective-C
-		// exception in the weights dictionary.
-		return "", fmt.Errorf("weight file %q: path is not valid UTF-8", key)
-	case rel == "":
-		return "", fmt.Errorf("weight file %q: no file name after %q", key, modelPathPrefix)
-	case strings.ContainsAny(rel, "\\\x00"):
-		return "", fmt.Errorf("weight file %q: path holds a backslash or NUL byte", key)
-	case strings.HasPrefix(rel, "/"):
-		return "", fmt.Errorf("weight file %q: path is absolute after %q", key, modelPathPrefix)
-	case path.Clean(rel) != rel:
-		return "", fmt.Errorf("weight file %q: path is not clean (want %q)", key, modelPathPrefix+path.Clean(rel))
-	case rel == ".":
-		return "", fmt.Errorf("weight file %q: path names the model directory itself", key)
-	case rel == ".." || strings.HasPrefix(rel, "../"):
-		return "", fmt.Errorf("weight file %q: path leaves the model directory", key)
-	case rel == milFileName:
-		return "", fmt.Errorf("weight file %q: would overwrite the MIL text %s", key, milFileName)
-	}
-	return rel, nil
-}
+// program names key (mil.WeightFileRel's rule).
+func weightRelPath(key string) (string, error) { return mil.WeightFileRel(key) }
 
 // checkBlobRefs returns an error naming the first BLOBFILE reference in p, in source order, whose path
 // has no entry in w.

@@ -207,9 +207,9 @@ func loadWeights(p *mil.Program, dir string) (mil.Weights, error) {
 				if _, ok := w[path]; ok {
 					continue
 				}
-				rel, ok := strings.CutPrefix(path, "@model_path/")
-				if !ok || rel == "" || filepath.IsAbs(rel) || strings.Contains(rel, "..") {
-					return nil, fmt.Errorf("%s: weight path %q: want @model_path/FILE inside the model directory", a.Pos, path)
+				rel, err := mil.WeightFileRel(path)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %v", a.Pos, err)
 				}
 				// Links are resolved before the check: a link in the folder cannot reach a file outside it.
 				full, err := safefile.Within(dir, filepath.FromSlash(rel))
