@@ -187,11 +187,12 @@ func TestEvalAllocatesNothing(t *testing.T) {
 	}
 	first := run(t, k, x)[0]
 	ctx := context.Background()
-	if n := testing.AllocsPerRun(20, func() {
+	n := testing.AllocsPerRun(20, func() {
 		if err := k.Eval(ctx); err != nil {
 			t.Fatal(err)
 		}
-	}); n != 0 {
+	})
+	if n != 0 && !raceEnabled { // under -race sync.Pool drops items, so only determinism is checked
 		t.Errorf("Eval allocates %v times per run, want 0", n)
 	}
 	again := run(t, k, x)[0]
