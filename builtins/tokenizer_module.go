@@ -37,6 +37,7 @@ var tokenizerType = &typeDef{
 		"3..258 the bytes `<0x00>..<0xFF>` when the vocabulary has byte fallback.",
 	members: []fnDef{
 		{sig: "vocab_size", doc: "The number of pieces."},
+		{sig: "fingerprint", doc: "16 hex digits naming the vocabulary (a hash of every piece and score): equal vocabularies, equal fingerprints."},
 		{sig: "piece(id)", doc: "The text of piece id, a space where SentencePiece writes ▁.", fn: tokPiece},
 		{sig: "encode(text, bos = False, eos = False)", doc: "The ids of text, a list of ints: `<s>` first when bos, `</s>` last when eos. " +
 			"Invalid UTF-8 takes the byte fallback.", fn: tokEncode},
@@ -61,8 +62,11 @@ func (v *tokenizerValue) Truth() starlark.Bool  { return true }
 func (v *tokenizerValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: tokenizer") }
 func (v *tokenizerValue) AttrNames() []string   { return tokenizerMethods.names }
 func (v *tokenizerValue) Attr(name string) (starlark.Value, error) {
-	if name == "vocab_size" {
+	switch name {
+	case "vocab_size":
 		return starlark.MakeInt(v.t.VocabSize()), nil
+	case "fingerprint":
+		return starlark.String(v.t.Fingerprint()), nil
 	}
 	return tokenizerMethods.bind(v, name), nil
 }

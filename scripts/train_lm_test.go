@@ -216,3 +216,40 @@ func TestTrainLMText(t *testing.T) {
 		t.Errorf("sample.star from the checkpoint: %v, %q", err, stdout.String())
 	}
 }
+
+// TestTrainLMTokenizerCache: the vocabulary written beside the checkpoint is trained afresh on every new
+// run (another text gives another vocabulary, never the stale one), and a resumed run whose fresh
+// vocabulary differs from the checkpoint's (the text or the trainer changed) uses the checkpoint's.
+func TestTrainLMTokenizerCache(t *testing.T) {
+	dir := t.TempDir()
+	book, err := os.ReadFile("../data/Isaac.Newton-Opticks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	if err := os.WriteFile(a, book[:60000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, book[200000:260000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "lm.safetensors.tok320.bin")
+	run := func(data string, steps string, resume bool) []byte {
+		t.Helper()
+		mustRunLM(t, lmSmall(dir, "data", quote(data), "vocab", "320", "steps", steps, "eval_every", "0"), resume)
+		v, err := os.ReadFile(cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	va := run(a, "2", false)
+	vb := run(b, "2", false)
+	if string(va) == string(vb) {
+		t.Fatal("a run on another text kept the vocabulary of the first")
+	}
+	run(a, "2", false)
+	if v := run(b, "3", true); string(v) != string(va) {
+		t.Error("resuming on another text replaced the checkpoint's vocabulary")
+	}
+}

@@ -140,3 +140,44 @@ func TestTokenFiles(t *testing.T) {
 		t.Errorf("LoadTokens out of range: %v", err)
 	}
 }
+
+// TestFingerprint: a vocabulary's fingerprint survives Save and Load, and one changed piece or score
+// changes it.
+func TestFingerprint(t *testing.T) {
+	pieces := []string{"<unk>", "\n<s>\n", "\n</s>\n", " ", "a", "b", " a"}
+	scores := make([]float32, len(pieces))
+	for i := range scores {
+		scores[i] = -float32(i)
+	}
+	a, err := New(pieces, scores)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(raw, len(pieces))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Fingerprint() != a.Fingerprint() || len(a.Fingerprint()) != 16 {
+		t.Errorf("fingerprint %q after a round trip, %q before", back.Fingerprint(), a.Fingerprint())
+	}
+	p2 := append([]string(nil), pieces...)
+	p2[len(p2)-1] = " b"
+	s2 := append([]float32(nil), scores...)
+	s2[len(s2)-1]--
+	for _, c := range []struct {
+		p []string
+		s []float32
+	}{{p2, scores}, {pieces, s2}} {
+		o, err := New(c.p, c.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Fingerprint() == a.Fingerprint() {
+			t.Error("a changed vocabulary keeps its fingerprint")
+		}
+	}
+}

@@ -4,16 +4,17 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Train learns a BPE vocabulary of n pieces from text. n counts the NumReserved pieces (<unk>, <s>,
 // </s> and the 256 byte pieces), so it must exceed NumReserved.
 //
-// Pre-tokenization is SentencePiece's: the text with its dummy-prefix space splits into words before
-// every space and every newline, so a word carries its leading space (or newline) and a piece never
-// spans two words; nor is a piece longer than MaxPieceChars characters. The characters of the text
+// Pre-tokenization is SentencePiece's (splitWords): the text with its dummy-prefix space splits into
+// words before every space, around every run of newlines and where letters, digits and other
+// characters meet, so a word carries its leading space and a piece never spans two words; nor is a
+// piece longer than MaxPieceChars characters. The characters of the text
 // (every one, most frequent first, " " always) become pieces as far as n allows; the others fall back
 // to bytes. Then the most frequent adjacent pair of pieces, counted over all words, merges into a new
 // piece, again and again until the vocabulary has n pieces; ties go to the pair of lower ids. The k-th
@@ -58,24 +59,58 @@ const MaxPieceChars = 16
 
 func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
 
-// splitWords calls fn with the words of text in order: text splits before every space and newline. The
-// first word is the text before the first split (empty when text starts with a space or a newline); it
-// follows the dummy prefix.
+// splitWords calls fn with the words of text in order, SentencePiece's pre-tokenization: a word is a
+// run of newlines, or an optional leading space then characters of one class (letters, digits or the
+// rest, see charClass) up to the next space, newline or change of class. The first word follows the
+// dummy prefix: it is empty when text starts with a space or a newline.
 func splitWords(text string, fn func(w string, first bool)) {
-	end := wordEnd(text, 0)
+	end := 0
+	if text != "" && text[0] != ' ' && text[0] != '\n' {
+		end = wordEnd(text, 0)
+	}
 	fn(text[:end], true)
 	for pos := end; pos < len(text); pos = end {
-		end = wordEnd(text, pos+1)
+		end = wordEnd(text, pos)
 		fn(text[pos:end], false)
 	}
 }
 
-// wordEnd returns the index of the first space or newline in text from i on, or len(text).
+// wordEnd returns the end of the word that starts at text[i] (i < len(text)); it is always past i.
 func wordEnd(text string, i int) int {
-	if k := strings.IndexAny(text[i:], " \n"); k >= 0 {
-		return i + k
+	j := i
+	if text[j] == '\n' {
+		for j < len(text) && text[j] == '\n' {
+			j++
+		}
+		return j
 	}
-	return len(text)
+	if text[j] == ' ' {
+		j++
+	}
+	class := -1
+	for j < len(text) && text[j] != ' ' && text[j] != '\n' {
+		r, size := utf8.DecodeRuneInString(text[j:])
+		if c := charClass(r); class < 0 {
+			class = c
+		} else if c != class {
+			break
+		}
+		j += size
+	}
+	return j
+}
+
+// charClass sorts characters as SentencePiece's split_by_unicode_script and split_by_number do, so that
+// a piece never joins a word to the punctuation after it ("light," is two pieces, as "light" and ","
+// are worth learning once): 0 letters and marks, 1 digits, 2 everything else (invalid bytes included).
+func charClass(r rune) int {
+	switch {
+	case unicode.IsLetter(r) || unicode.IsMark(r):
+		return 0
+	case unicode.IsDigit(r):
+		return 1
+	}
+	return 2
 }
 
 // isChar reports whether the character group g is one valid UTF-8 code point.

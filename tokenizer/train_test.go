@@ -58,8 +58,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // TestTrainPieceLength: a long word repeated many times merges only up to MaxPieceChars characters, and
 // Encode still reproduces the trainer's segmentation.
 func TestTrainPieceLength(t *testing.T) {
-	text := strings.Repeat("Newton's-Refrangibility-of-the-Rays-of-Light ", 500) + strings.Repeat("é", 300)
-	tr, err := train(text, 320, nil)
+	text := strings.Repeat("Newton's RefrangibilityoftheRaysofLight ", 500) + strings.Repeat("é", 300)
+	tr, err := train(text, 318, nil) // every merge the text supports
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,5 +79,54 @@ func TestTrainPieceLength(t *testing.T) {
 	}
 	if _, err := Train(strings.Repeat("ab", 10), 300); err == nil || !strings.Contains(err.Error(), "at most") {
 		t.Errorf("a text too small for n: %v", err)
+	}
+}
+
+// TestSplitWords pins the pre-tokenization: spaces lead words, newline runs stand alone, and letters,
+// digits and other characters never share a word.
+func TestSplitWords(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"The Sun's light, 12 Inches.\n\nOf", []string{"The", " Sun", "'", "s", " light", ",", " 12", " Inches", ".", "\n\n", "Of"}},
+		{" a  b", []string{"", " a", " ", " b"}},
+		{"\nx \n", []string{"", "\n", "x", " ", "\n"}},
+		{"é1/2\xff", []string{"é", "1", "/", "2", "\xff"}},
+		{"", []string{""}},
+	} {
+		var got []string
+		splitWords(c.text, func(w string, first bool) {
+			if first != (len(got) == 0) {
+				t.Errorf("%q: word %d has first = %v", c.text, len(got), first)
+			}
+			got = append(got, w)
+		})
+		if !slices.Equal(got, c.want) {
+			t.Errorf("splitWords(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+	tok, err := Train(opticks(t), 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := NumReserved; id < tok.VocabSize(); id++ {
+		p := tok.Piece(id)
+		class := -1
+		for i, r := range p {
+			if r == '\n' && strings.Trim(p, "\n") != "" || r == ' ' && i > 0 {
+				t.Errorf("piece %d %q joins a newline or an inner space to other text", id, p)
+				break
+			}
+			if r == ' ' || r == '\n' {
+				continue
+			}
+			if c := charClass(r); class >= 0 && c != class {
+				t.Errorf("piece %d %q mixes character classes", id, p)
+				break
+			} else {
+				class = c
+			}
+		}
 	}
 }
