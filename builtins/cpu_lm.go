@@ -24,6 +24,9 @@ func cpuLMFns() []fnDef {
 			"row h*head_dim/2 + i of the first half holds cos(t * theta^(-2i/head_dim)) at column t, the same row of the second half the sine. " +
 			"Position t rotates each head's adjacent pair (x[2i], x[2i+1]) by that angle: x'[2i] = x[2i] cos - x[2i+1] sin, x'[2i+1] = x[2i] sin + x[2i+1] cos.", fn: cpuRoPETables},
 		{sig: "all_finite(tensors)", doc: "True when no element of a list of tensors is inf or NaN: the found-inf check of dynamic loss scaling.", fn: cpuAllFinite},
+		{sig: "unscale_clip(grads, scale, max_norm = 0.0)", doc: "Divides a list of loss-scaled gradients in place by scale and, when max_norm > 0, clips their global norm to it, " +
+			"in one pass after the norm; returns the global norm of the unscaled gradients. When that is inf or NaN (an element is) nothing changes: " +
+			"dynamic loss scaling's found-inf check, all_finite, unscale and clip_norm in two passes over the gradients instead of four.", fn: cpuUnscaleClip},
 	}
 }
 
@@ -159,4 +162,21 @@ func cpuAllFinite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	return starlark.Bool(cpu.AllFinite(gs...)), nil
+}
+
+func cpuUnscaleClip(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var grads starlark.Value
+	var scale, maxNorm number
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "grads", &grads, "scale", &scale, "max_norm?", &maxNorm); err != nil {
+		return nil, err
+	}
+	gs, err := gradSlices(b.Name(), grads, true)
+	if err != nil {
+		return nil, err
+	}
+	n, err := cpu.UnscaleClip(float32(scale), float32(maxNorm), gs...)
+	if err != nil {
+		return nil, nameErr(b.Name(), trimPrefix(err, "cpu.UnscaleClip: "))
+	}
+	return starlark.Float(n), nil
 }

@@ -25,15 +25,65 @@ func ClipByValue(g []float32, limit float32) error {
 }
 
 // GlobalNorm returns the L2 norm of all the slices taken together, summed
-// in float64.
+// in float64 (so finite float32 values never overflow it: the norm is inf or
+// NaN exactly when an element is). The squares are summed in chunks of
+// normChunk elements on all cores and the chunks' sums added in order, so the
+// result does not depend on the number of cores.
 func GlobalNorm(grads ...[]float32) float64 {
-	var ss float64
+	var chunks [][]float32
 	for _, g := range grads {
-		for _, v := range g {
-			ss += float64(v) * float64(v)
+		for lo := 0; lo < len(g); lo += normChunk {
+			chunks = append(chunks, g[lo:min(lo+normChunk, len(g))])
 		}
 	}
+	sums := make([]float64, len(chunks))
+	parallelFor(len(chunks), 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			var ss float64
+			for _, v := range chunks[c] {
+				ss += float64(v) * float64(v)
+			}
+			sums[c] = ss
+		}
+	})
+	var ss float64
+	for _, v := range sums {
+		ss += v
+	}
 	return math.Sqrt(ss)
+}
+
+// normChunk is the length of GlobalNorm's partial sums.
+const normChunk = 1 << 15
+
+// UnscaleClip divides gradients that carry a loss scale by scale and, when
+// maxNorm > 0, scales them further so that their global norm is at most
+// maxNorm: one pass for the norm, one multiply by the combined factor. It
+// returns the global norm of the unscaled gradients. When that norm is inf or
+// NaN (an element is) the slices are left unchanged: the found-inf check of
+// dynamic loss scaling, the caller skipping the step. A scale that is not
+// positive and finite, or a negative maxNorm, is an error.
+func UnscaleClip(scale, maxNorm float32, grads ...[]float32) (float64, error) {
+	if !(scale > 0) || math.IsInf(float64(scale), 0) {
+		return 0, fmt.Errorf("cpu.UnscaleClip: scale %g, want a positive finite number", scale)
+	}
+	if !(maxNorm >= 0) {
+		return 0, fmt.Errorf("cpu.UnscaleClip: maxNorm %g, want >= 0", maxNorm)
+	}
+	norm := GlobalNorm(grads...) / float64(scale)
+	if math.IsInf(norm, 0) || math.IsNaN(norm) {
+		return norm, nil
+	}
+	f := 1 / float64(scale)
+	if maxNorm > 0 && norm > float64(maxNorm) {
+		f *= float64(maxNorm) / norm
+	}
+	if f != 1 {
+		for _, g := range grads {
+			Scale(g, float32(f))
+		}
+	}
+	return norm, nil
 }
 
 // ClipByGlobalNorm scales all the slices by maxNorm/norm when their global

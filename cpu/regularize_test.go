@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -100,5 +102,76 @@ func TestRegularization(t *testing.T) {
 	}
 	if AddL1Grad(g[:1], w, lambda) == nil || AddL2Grad(g[:1], w, lambda) == nil {
 		t.Error("short g: no error")
+	}
+}
+
+// TestGlobalNormChunks: the chunked norm matches a serial float64 sum and gives the same bits on one
+// core as on all of them; an inf or a NaN anywhere makes it non-finite.
+func TestGlobalNormChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	a, b := make([]float32, 3*normChunk+17), make([]float32, 1000)
+	var ss float64
+	for _, g := range [][]float32{a, b} {
+		for i := range g {
+			g[i] = float32(r.NormFloat64() * 1e3)
+			ss += float64(g[i]) * float64(g[i])
+		}
+	}
+	want := math.Sqrt(ss)
+	got := GlobalNorm(a, b)
+	if math.Abs(got-want) > 1e-12*want {
+		t.Errorf("GlobalNorm = %v, serial float64 %v", got, want)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	one := GlobalNorm(a, b)
+	runtime.GOMAXPROCS(prev)
+	if math.Float64bits(one) != math.Float64bits(got) {
+		t.Errorf("GlobalNorm on one core %v, on %d %v", one, prev, got)
+	}
+	for _, bad := range []float32{float32(math.Inf(-1)), float32(math.NaN())} {
+		b[500] = bad
+		if n := GlobalNorm(a, b); !math.IsInf(n, 0) && !math.IsNaN(n) {
+			t.Errorf("a %v element: norm %v", bad, n)
+		}
+	}
+}
+
+// TestUnscaleClip checks the unscaled norm and the combined factor against float64, with and without
+// clipping, and that a non-finite gradient changes nothing.
+func TestUnscaleClip(t *testing.T) {
+	base := []float32{3e4, -4e4, 1200, 0.5}
+	var ss float64
+	for _, v := range base {
+		ss += float64(v) * float64(v)
+	}
+	for _, c := range []struct{ scale, clip float32 }{{1024, 0}, {1024, 1}, {1024, 1e6}, {1, 0}} {
+		g := append([]float32(nil), base...)
+		norm, err := UnscaleClip(c.scale, c.clip, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := math.Sqrt(ss) / float64(c.scale)
+		if math.Abs(norm-want) > 1e-12*want {
+			t.Errorf("scale %v: norm %v, want %v", c.scale, norm, want)
+		}
+		f := 1 / float64(c.scale)
+		if c.clip > 0 && want > float64(c.clip) {
+			f *= float64(c.clip) / want
+		}
+		for i, v := range g {
+			if w := float64(base[i]) * f; math.Abs(float64(v)-w) > 1e-6*math.Abs(w) {
+				t.Errorf("scale %v clip %v: g[%d] = %v, want %v", c.scale, c.clip, i, v, w)
+			}
+		}
+	}
+	g := append([]float32(nil), base...)
+	g[2] = float32(math.Inf(1))
+	if norm, err := UnscaleClip(1024, 1, g); err != nil || !math.IsInf(norm, 1) || g[0] != base[0] {
+		t.Errorf("an inf gradient: norm %v, %v, g[0] %v", norm, err, g[0])
+	}
+	for _, c := range []struct{ scale, clip float32 }{{0, 1}, {float32(math.Inf(1)), 1}, {1, -1}} {
+		if _, err := UnscaleClip(c.scale, c.clip, g); err == nil {
+			t.Errorf("scale %v clip %v: no error", c.scale, c.clip)
+		}
 	}
 }
