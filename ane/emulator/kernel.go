@@ -95,6 +95,7 @@ func (c *compiler) kernel() (*Kernel, error) {
 	for _, ref := range fn.Outputs {
 		outputs[ref.Name] = true
 	}
+	casts, castDone := outputCasts(fn, outputs, used), map[int]bool{}
 	for i, op := range fn.Ops {
 		if op == nil || skip[i] {
 			continue
@@ -109,6 +110,16 @@ func (c *compiler) kernel() (*Kernel, error) {
 		if t, ok := c.outputConcat(op, outputs, used); ok {
 			c.env[t.name] = t
 			continue
+		}
+		if j, ok := casts[i]; ok && fused[i] == nil && fused[j] == nil && !skip[j] {
+			if t, ok := c.castConcat(op, fn.Ops[j]); ok {
+				c.env[t.name] = t
+				castDone[j] = true
+				continue
+			}
+		}
+		if castDone[i] {
+			continue // defined with its concat
 		}
 		build, ok := opTable[op.Kind]
 		if f := fused[i]; f != nil {

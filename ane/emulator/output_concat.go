@@ -1,12 +1,19 @@
 package emulator
 
-import "github.com/anestar/anestar/mil"
+import (
+	"slices"
+
+	"github.com/anestar/anestar/mil"
+)
 
 // Output concats. A program output that is a concat of whole blocks (no interleave, nothing before
 // the axis but dims of size 1, as in the channel concat of a [1, C, 1, S] result) and that no op
 // reads is written to its surface from its parts (io.go): the concat never runs and its result needs
-// no buffer. outputConcat recognises it before the concat is compiled, so that no buffer is planned
-// for it; any other concat compiles as usual (and concatOp reports its errors).
+// no buffer. So is an output that is a cast to fp32 of such a concat read by the cast alone, as the
+// kernels with fp32 I/O end (mil_dynamic.h's convention): a cast from fp16 or fp32 to fp32 changes no
+// value, so the parts' values are the output's. outputConcat recognises both before the ops are
+// compiled, so that no buffer is planned for them; any other concat compiles as usual (and concatOp
+// reports its errors).
 
 // outputConcat returns the bufferless result of op when op is such a concat, with its parts recorded
 // in c.concatParts; ok is false otherwise.
@@ -18,6 +25,71 @@ func (c *compiler) outputConcat(op *mil.Op, outputs, used map[string]bool) (t *t
 	if !outputs[name] || used[name] {
 		return nil, false
 	}
+	t, err := c.resultNoBuf(op, 0)
+	if err != nil {
+		return nil, false
+	}
+	return c.fromParts(t, op)
+}
+
+// outputCasts finds the casts to fp32 of fn whose result is an output that no op reads and whose x is
+// a concat's result that only the cast reads: the concat's op index to the cast's.
+func outputCasts(fn *mil.Func, outputs, used map[string]bool) map[int]int {
+	reads := readCounts(fn)
+	producer := map[string]int{}
+	for i, op := range fn.Ops {
+		if op != nil && op.Kind == "concat" && len(op.Results) == 1 && op.Results[0] != nil {
+			producer[op.Results[0].Name] = i
+		}
+	}
+	found := map[int]int{}
+	for j, op := range fn.Ops {
+		if op == nil || op.Kind != "cast" || len(op.Results) != 1 || op.Results[0] == nil {
+			continue
+		}
+		r := op.Results[0]
+		if !outputs[r.Name] || used[r.Name] || r.Type.Kind != mil.TensorKind || r.Type.DType != mil.FP32 {
+			continue
+		}
+		x := op.Arg("x")
+		if x == nil || len(x.Operands) != 1 || x.Operands[0].Ref == nil {
+			continue
+		}
+		if i, ok := producer[x.Operands[0].Ref.Name]; ok && reads[x.Operands[0].Ref.Name] == 1 {
+			found[i] = j
+		}
+	}
+	return found
+}
+
+// castConcat makes the bufferless result of cast, the fp32 output written from the parts of op, its
+// concat (outputCasts); ok is false when op is not a concat of whole blocks of a float type and shape
+// that the cast keeps.
+func (c *compiler) castConcat(op, cast *mil.Op) (t *tensor, ok bool) {
+	r := op.Results[0]
+	if r == nil || r.Type.Kind != mil.TensorKind || (r.Type.DType != mil.FP16 && r.Type.DType != mil.FP32) {
+		return nil, false
+	}
+	t, err := c.resultNoBuf(cast, 0)
+	if err != nil || !slices.Equal(t.shape, r.Type.Shape) {
+		return nil, false
+	}
+	return c.fromParts(t, op)
+}
+
+// fromParts makes t, an output, written from the parts of concat when they are whole blocks.
+func (c *compiler) fromParts(t *tensor, concat *mil.Op) (*tensor, bool) {
+	parts, ok := c.blockParts(concat)
+	if !ok {
+		return nil, false
+	}
+	c.concatParts[t] = parts
+	return t, true
+}
+
+// blockParts returns the values of op, a concat, when it lays whole blocks of them end to end into its
+// result; ok is false otherwise.
+func (c *compiler) blockParts(op *mil.Op) (parts []*tensor, ok bool) {
 	if inter, err := c.boolArg(op, "interleave", false); err != nil || inter {
 		return nil, false
 	}
@@ -52,6 +124,5 @@ func (c *compiler) outputConcat(op *mil.Op, outputs, used map[string]bool) (t *t
 	if total != t.shape[ax] {
 		return nil, false
 	}
-	c.concatParts[t] = vals
-	return t, true
+	return vals, true
 }

@@ -10,7 +10,7 @@ import (
 // Memory plan. Op results get their buffers from a free list at compile time: a buffer whose values are
 // no longer read (every tensor in it, views included, has had its last use) goes back to the list and
 // the next result that fits reuses it. Inputs, constants, outputs and the parts of an output concat
-// keep buffers of their own for the whole Eval. This bounds a kernel's memory by the values live
+// (or of a concat an output cast reads) keep buffers of their own for the whole Eval. This bounds a kernel's memory by the values live
 // at once rather than by all values of the program. New buffers are the backend's shared scratch
 // (scratch.go); neither they nor reused ones are cleared, since every op writes all of its result.
 
@@ -41,14 +41,27 @@ func newPlanner(fn *mil.Func, take func(n int) []float32, spoil func([]float32))
 		outs[r.Name] = true
 		p.lastUse[r.Name] = forever
 	}
+	// The operands of an op that makes an output may be written to the output surface directly; so
+	// may those of an op whose result an output cast reads (outputCasts).
+	direct := map[string]bool{}
+	for name := range outs {
+		direct[name] = true
+	}
+	for _, op := range fn.Ops {
+		if op == nil || op.Kind != "cast" || len(op.Results) != 1 || op.Results[0] == nil || !outs[op.Results[0].Name] {
+			continue
+		}
+		if x := op.Arg("x"); x != nil && len(x.Operands) == 1 && x.Operands[0].Ref != nil {
+			direct[x.Operands[0].Ref.Name] = true
+		}
+	}
 	for i, op := range fn.Ops {
 		if op == nil {
 			continue
 		}
-		// The operands of an op that makes an output may be written to the output surface directly.
 		keep := false
 		for _, r := range op.Results {
-			keep = keep || (r != nil && outs[r.Name])
+			keep = keep || (r != nil && direct[r.Name])
 		}
 		for _, a := range op.Args {
 			if a == nil {

@@ -3,6 +3,8 @@ package emulator
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/anestar/anestar/mil"
 )
 
 // A chain of ops reuses the buffers of values already read, the answers stay right, and an output
@@ -65,6 +67,47 @@ func TestPlanReuseAndConcatOutput(t *testing.T) {
 		for i := range want {
 			if got[i] != want[i] || outs[0][i] != want[i] || outs[1][i] != want[i] {
 				t.Fatalf("mode %v: element %d: elided %v, kept %v and %v, want %v", mode, i, got[i], outs[0][i], outs[1][i], want[i])
+			}
+		}
+	}
+}
+
+// TestCastConcatOutput: an fp32 output cast from a concat read by the cast alone is written from the
+// concat's parts (neither op runs), and the parts keep their buffers while later ops of the same size
+// run, in both numeric modes.
+func TestCastConcatOutput(t *testing.T) {
+	const src = `program(1.3)
+{
+    func main<ios18>(tensor<fp16, [1, 2, 1, 3]> x) {
+        tensor<fp16, [1, 2, 1, 3]> c = add(x=x, y=fp16(0.5))[name=string("c")];
+        tensor<fp16, [1, 2, 1, 3]> d = mul(x=c, y=c)[name=string("d")];
+        int32 ax = const()[name=string("ax"), val=int32(1)];
+        bool il = const()[name=string("il"), val=bool(false)];
+        tensor<fp16, [1, 4, 1, 3]> out = concat(axis=ax, interleave=il, values=(d, x))[name=string("out")];
+        tensor<fp16, [1, 2, 1, 3]> e = add(x=x, y=fp16(2.0))[name=string("e")];
+        tensor<fp16, [1, 2, 1, 3]> f = mul(x=e, y=e)[name=string("f")];
+        string f32 = const()[name=string("f32"), val=string("fp32")];
+        tensor<fp32, [1, 4, 1, 3]> out32 = cast(x=out, dtype=f32)[name=string("out32")];
+    } -> (out32, f);
+}
+`
+	in := []float32{0, 1, 2, 3, -1, 0.25}
+	for _, mode := range []Numerics{FP16, FP32} {
+		k := compileText(t, Options{Numerics: mode}, src)
+		for _, s := range k.steps {
+			if s.op.Kind == "concat" || s.op.Kind == "cast" {
+				t.Errorf("mode %v: the output's %s still runs", mode, s.op.Kind)
+			}
+		}
+		if got := k.Outputs()[0].Type().DType; got != mil.FP32 {
+			t.Errorf("mode %v: output surface %v, want fp32", mode, got)
+		}
+		outs := run(t, k, in)
+		for i, v := range in {
+			c := v + 0.5
+			e := v + 2
+			if outs[0][i] != c*c || outs[0][6+i] != v || outs[1][i] != e*e {
+				t.Fatalf("mode %v: element %d: out32 %v, %v; f %v; want %v, %v, %v", mode, i, outs[0][i], outs[0][6+i], outs[1][i], c*c, v, e*e)
 			}
 		}
 	}
