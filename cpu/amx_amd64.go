@@ -15,7 +15,7 @@ import (
 // layout with the pair being one value's two halves), zero-padded to 32 rows and columns. One
 // TDPBF16PS of an A tile with a hi tile adds hi*hi' + lo*hi' for 16 k, one with a lo tile
 // hi*lo' + lo*lo'. The kernel computes 32x32 blocks of C (four C tiles, two A, two B), over k in
-// blocks of amxKC chunks of 16 so that a block's B panel stays in cache while the A panels stream.
+// blocks of up to amxKC chunks of 16, each B panel packed just before its products.
 
 // Linux's arch_prctl requests and the XSAVE component of tile data.
 const (
@@ -24,8 +24,12 @@ const (
 	xcr0AMX           = 1<<17 | 1<<18 // XTILECFG and XTILEDATA state
 )
 
-// amxKC is the k-chunks (of 16) per block of the kernel's k loop.
-const amxKC = 16
+// Blocking: up to amxKC k-chunks of 16 per kernel call (a B panel of up to 256 KiB), and as many rows
+// of op(A) per block as keep its A panels within amxABytes (in L2).
+const (
+	amxKC     = 64
+	amxABytes = 1 << 20
+)
 
 var amxOnce = sync.OnceValue(func() bool {
 	f := half.X86()
@@ -128,37 +132,40 @@ func packA(trans bool, m, k int, a []float32, lda int, pa []uint32) bool {
 	return inexact == 0
 }
 
-// packB packs op(B) (k x n) into pb: for each block of 32 columns, each k-chunk of 16, four tiles (hi
-// of columns 0-15, of 16-31, then lo of both). It returns false when an element is not an fp16 value.
-func packB(trans bool, k, n int, b []float32, ldb int, pb []uint32) bool {
-	kb := (k + 15) / 16
+// packB packs columns [c0, c0+32) and k-chunks [kc0, kc0+chunks) of op(B) (k x n) into pb: per
+// k-chunk, four tiles (hi of columns 0-15, of 16-31, then lo of both). It returns false when an
+// element is not an fp16 value.
+func packB(trans bool, k, n int, b []float32, ldb int, c0, kc0, chunks int, pb []uint32) bool {
 	var tmp, tmp2 [256]float32
 	var inexact uint32
-	for cb := range (n + 31) / 32 * 2 {
-		for kc := range kb {
-			hi := pb[((cb/2*kb+kc)*4+cb%2)*256:][:256]
-			lo := pb[((cb/2*kb+kc)*4+2+cb%2)*256:][:256]
-			c0, k0 := cb*16, kc*16
-			if c0 >= n {
+	for half := range 2 {
+		c := c0 + 16*half
+		for kc := range chunks {
+			hi := pb[(kc*4+half)*256:][:256]
+			lo := pb[(kc*4+2+half)*256:][:256]
+			if c >= n {
 				clear(hi)
 				clear(lo)
 				continue
 			}
-			src, stride := tileSource(b, ldb, trans, k0, c0, min(16, k-k0), min(16, n-c0), &tmp, &tmp2)
+			k0 := (kc0 + kc) * 16
+			src, stride := tileSource(b, ldb, trans, k0, c, min(16, k-k0), min(16, n-c), &tmp, &tmp2)
 			inexact |= amxConvB(&hi[0], &lo[0], src, stride, 16)
 		}
 	}
 	return inexact == 0
 }
 
-// gemmF16 is GemmF16 on validated arguments with m, n, k > 0.
+// gemmF16 is GemmF16 on validated arguments with m, n, k > 0. op(A) is packed whole; op(B) one
+// panel (32 columns by amxKC chunks) at a time, just before its first products, so that it is still
+// in cache for them. Blocks of rows of A keep the A panels of one k block in L2.
 func gemmF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
 	bufs := amxPool.Get().(*amxBufs)
 	defer amxPool.Put(bufs)
 	mp, np, kb := (m+31)/32*32, (n+31)/32*32, (k+15)/16
 	bufs.a = grow(bufs.a, mp*kb*16)
-	bufs.b = grow(bufs.b, np*kb*32)
-	if !packA(transA, m, k, a, lda, bufs.a) || !packB(transB, k, n, b, ldb, bufs.b) {
+	bufs.b = grow(bufs.b, np*min(kb, amxKC)*32)
+	if !packA(transA, m, k, a, lda, bufs.a) {
 		return ErrNotF16
 	}
 	// Whole 32x32 blocks are written to C in place; otherwise to a padded copy.
@@ -171,17 +178,29 @@ func gemmF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32
 	// The tile configuration and data belong to the OS thread: stay on it from LDTILECFG to TILERELEASE.
 	runtime.LockOSThread()
 	amxConfig(&amxTileCfg)
+	exact := true
+loops:
 	for k0 := 0; k0 < kb; k0 += amxKC {
 		chunks := min(amxKC, kb-k0)
-		for j := range np / 32 {
-			pb := &bufs.b[(j*kb+k0)*1024]
-			for i := range mp / 32 {
-				amxKernel(&bufs.a[(i*kb+k0)*512], pb, &out[i*32*ld+j*32], ld*4, chunks, k0 > 0)
+		mb := max(1, amxABytes/(chunks*2048)) // 32-row blocks per block of A
+		for i0 := 0; i0 < mp/32; i0 += mb {
+			for j := range np / 32 {
+				pb := bufs.b[j*chunks*1024:]
+				if i0 == 0 && !packB(transB, k, n, b, ldb, j*32, k0, chunks, pb) {
+					exact = false
+					break loops
+				}
+				for i := i0; i < min(i0+mb, mp/32); i++ {
+					amxKernel(&bufs.a[(i*kb+k0)*512], &pb[0], &out[i*32*ld+j*32], ld*4, chunks, k0 > 0)
+				}
 			}
 		}
 	}
 	amxRelease()
 	runtime.UnlockOSThread()
+	if !exact {
+		return ErrNotF16
+	}
 	if !direct {
 		for i := range m {
 			copy(c[i*ldc:i*ldc+n], out[i*ld:])

@@ -17,8 +17,8 @@ import (
 // The contract is finite fp16 values. Infinities and NaNs are outside it (the split would turn
 // inf*1 into inf*hi' + inf*lo' with lo' = 0, a NaN), as are float32 denormals (AMX reads bf16
 // denormals as 0) and values with any of the low 13 bits of their float32 significand set, which
-// no fp16 value has. All of these are detected while packing, before C is written: GemmF16 then
-// returns ErrNotF16 and leaves C untouched, and the caller uses Sgemm instead. (Values beyond
+// no fp16 value has. All of these are detected while packing: GemmF16 then returns ErrNotF16 with C
+// partly written (op(B) is packed as the product goes), and the caller computes C with Sgemm instead. (Values beyond
 // fp16's range with fp16's precision split exactly and are accepted; their products may flush to
 // zero below 2^-126, which no product of fp16 values reaches.)
 
