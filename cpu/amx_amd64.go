@@ -24,11 +24,13 @@ const (
 	xcr0AMX           = 1<<17 | 1<<18 // XTILECFG and XTILEDATA state
 )
 
-// Blocking: up to amxKC k-chunks of 16 per kernel call (a B panel of up to 256 KiB), and as many rows
-// of op(A) per block as keep its A panels within amxABytes (in L2).
+// Blocking: up to amxKC k-chunks of 16 per kernel call (a B panel of up to 256 KiB), as many rows of
+// op(A) per block as keep its A panels within amxABytes (in L2), and as many B panels packed at once
+// as fit amxBBytes.
 const (
 	amxKC     = 64
 	amxABytes = 1 << 20
+	amxBBytes = 512 << 10
 )
 
 var amxOnce = sync.OnceValue(func() bool {
@@ -132,23 +134,24 @@ func packA(trans bool, m, k int, a []float32, lda int, pa []uint32) bool {
 	return inexact == 0
 }
 
-// packB packs columns [c0, c0+32) and k-chunks [kc0, kc0+chunks) of op(B) (k x n) into pb: per
-// k-chunk, four tiles (hi of columns 0-15, of 16-31, then lo of both). It returns false when an
-// element is not an fp16 value.
-func packB(trans bool, k, n int, b []float32, ldb int, c0, kc0, chunks int, pb []uint32) bool {
+// packB packs the panels of 32 columns from c0 up to c1 (a multiple of 32) and k-chunks
+// [kc0, kc0+chunks) of op(B) (k x n) into pb, panel after panel: per k-chunk, four tiles (hi of
+// columns 0-15, of 16-31, then lo of both). Rows of B are read across all the panels at once, not
+// panel by panel, for fewer pages per row. It returns false when an element is not an fp16 value.
+func packB(trans bool, k, n int, b []float32, ldb int, c0, c1, kc0, chunks int, pb []uint32) bool {
 	var tmp, tmp2 [256]float32
 	var inexact uint32
-	for half := range 2 {
-		c := c0 + 16*half
-		for kc := range chunks {
-			hi := pb[(kc*4+half)*256:][:256]
-			lo := pb[(kc*4+2+half)*256:][:256]
+	for kc := range chunks {
+		k0 := (kc0 + kc) * 16
+		for c := c0; c < c1; c += 16 {
+			half := c / 16 % 2
+			t := pb[((c-c0)/32*chunks+kc)*1024:]
+			hi, lo := t[half*256:][:256], t[(2+half)*256:][:256]
 			if c >= n {
 				clear(hi)
 				clear(lo)
 				continue
 			}
-			k0 := (kc0 + kc) * 16
 			src, stride := tileSource(b, ldb, trans, k0, c, min(16, k-k0), min(16, n-c), &tmp, &tmp2)
 			inexact |= amxConvB(&hi[0], &lo[0], src, stride, 16)
 		}
@@ -183,10 +186,17 @@ loops:
 	for k0 := 0; k0 < kb; k0 += amxKC {
 		chunks := min(amxKC, kb-k0)
 		mb := max(1, amxABytes/(chunks*2048)) // 32-row blocks per block of A
+		nb := max(1, amxBBytes/(chunks*4096)) // panels of B packed together
 		for i0 := 0; i0 < mp/32; i0 += mb {
 			for j := range np / 32 {
-				pb := bufs.b[j*chunks*1024:]
-				if i0 == 0 && !packB(transB, k, n, b, ldb, j*32, k0, chunks, pb) {
+				// With one block of A rows, a panel is done with before the next group is packed: reuse
+				// one group's space, which stays in cache.
+				slot := j
+				if mb >= mp/32 {
+					slot = j % nb
+				}
+				pb := bufs.b[slot*chunks*1024:]
+				if i0 == 0 && j%nb == 0 && !packB(transB, k, n, b, ldb, j*32, min(j+nb, np/32)*32, k0, chunks, pb) {
 					exact = false
 					break loops
 				}
