@@ -151,3 +151,66 @@ func TestGemmF16Errors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSgemmF16 checks SgemmF16 against float64 on whatever it runs here: fp16 operands on AMX, other
+// scalings and operands outside GemmF16's contract (an infinity) on the BLAS, large products split
+// over goroutines.
+func TestSgemmF16(t *testing.T) {
+	t.Logf("SgemmF16 runs on %s", F16GemmName())
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, sz := range [][3]int{{3, 5, 7}, {70, 45, 33}, {256, 200, 130}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		for _, ab := range [][2]float32{{1, 0}, {-0.5, 1}} {
+			for _, withInf := range []bool{false, true} {
+				a, b := randF16(rng, m*k), randF16(rng, k*n)
+				if withInf {
+					a[k+1] = float32(math.Inf(1)) // row 1 of C becomes ±inf or NaN
+				}
+				c := randF16(rng, m*n)
+				want, scale := refSgemm(false, false, m, n, k, ab[0], a, k, b, n, ab[1], c, n)
+				if err := SgemmF16(false, false, m, n, k, ab[0], a, k, b, n, ab[1], c, n); err != nil {
+					t.Fatal(err)
+				}
+				for i, got := range c {
+					w := want[i]
+					if math.IsNaN(w) || math.IsInf(w, 0) {
+						if !(math.IsNaN(w) && math.IsNaN(float64(got)) || float64(got) == w) {
+							t.Fatalf("%v alpha, beta %v inf %v: C[%d] = %g, want %g", sz, ab, withInf, i, got, w)
+						}
+						continue
+					}
+					tol := 4 * float64(k+2) * 0x1p-24 * scale[i]
+					if d := math.Abs(float64(got) - w); !(d <= tol) {
+						t.Fatalf("%v alpha, beta %v inf %v: C[%d] = %g, want %g ± %g", sz, ab, withInf, i, got, w, tol)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestParseAMXEnv(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "auto": true, " AUTO ": true, "off": false, "Off": false} {
+		if got, err := ParseAMXEnv(v); err != nil || got != want {
+			t.Errorf("ParseAMXEnv(%q) = %v, %v; want %v", v, got, err, want)
+		}
+	}
+	if _, err := ParseAMXEnv("no"); err == nil {
+		t.Error("ParseAMXEnv(\"no\"): no error")
+	}
+}
+
+// TestF16LibraryReference checks that the reference gemm keeps the fp16 products: the emulator's
+// exactness tests need its one fixed order.
+func TestF16LibraryReference(t *testing.T) {
+	ref, err := loadLibrary(ReferenceBLAS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f16Library(ref) != ref {
+		t.Fatal("the fp16 products leave the reference gemm")
+	}
+	if gn, err := loadLibrary("gonum"); err == nil && AMXUsable() && amxAllowed() && f16Library(gn) == gn {
+		t.Fatal("AMX usable and allowed, but the fp16 products stay on gonum")
+	}
+}
