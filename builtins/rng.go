@@ -3,7 +3,10 @@ package builtins
 import (
 	"encoding/hex"
 	"fmt"
+	"math"
 	"math/rand/v2"
+
+	"github.com/anestar/anestar/internal/par"
 )
 
 // rng is the run's seeded random number generator. Its whole state is a PCG's two words, so a
@@ -46,17 +49,45 @@ func (g *rng) uniform(d []float32, lo, hi float64) {
 	}
 }
 
-// dropoutMask fills d with 0 where a uniform draw falls below p, else 1/(1-p).
+// dropoutMask fills d with 0 where a uniform draw falls below p, else 1/(1-p). Draws are 32 bits, two
+// per 64-bit output. Each block of maskBlock elements draws from its own PCG, seeded by one word of g
+// taken in block order, so that the blocks fill on all cores with the same result on any number of
+// them (a mask is millions of draws per training step).
 func (g *rng) dropoutMask(d []float32, p float64) {
 	keep := float32(1 / (1 - p))
-	for i := range d {
-		if g.r.Float64() < p {
-			d[i] = 0
-		} else {
-			d[i] = keep
-		}
+	thr := uint64(math.Ldexp(p, 32)) // a 32-bit draw u drops its element when u < p * 2^32
+	seeds := make([]uint64, (len(d)+maskBlock-1)/maskBlock)
+	for i := range seeds {
+		seeds[i] = g.r.Uint64()
 	}
+	pick := func(u uint64) float32 {
+		if u < thr {
+			return 0
+		}
+		return keep
+	}
+	par.For(len(seeds), 1, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			src := rand.NewPCG(seeds[b], maskStream)
+			blk := d[b*maskBlock : min((b+1)*maskBlock, len(d))]
+			i := 0
+			for ; i+1 < len(blk); i += 2 {
+				u := src.Uint64()
+				blk[i], blk[i+1] = pick(u&0xffffffff), pick(u>>32)
+			}
+			if i < len(blk) {
+				blk[i] = pick(src.Uint64() & 0xffffffff)
+			}
+		}
+	})
 }
+
+// maskBlock is the number of mask elements one seeded generator fills; maskStream the second word of
+// its PCG state.
+const (
+	maskBlock  = 1 << 14
+	maskStream = 0x6a09e667f3bcc909
+)
 
 // normal fills d with normally distributed values.
 func (g *rng) normal(d []float32, mean, std float64) {

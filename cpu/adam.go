@@ -55,8 +55,14 @@ func (o *Adam) Step(w, g []float32, lr float32) error {
 	bc1 := float32(1 - math.Pow(float64(b1), t))
 	bc2 := float32(1 - math.Pow(float64(b2), t))
 	decay := 1 - lr*o.WeightDecay
+	c := adamConsts{b1: b1, c1: 1 - b1, b2: b2, c2: 1 - b2, decay: decay, bc1: bc1, bc2: bc2, lr: lr, eps: eps}
+	if o.WeightDecay == 0 {
+		c.decay = 1 // w*1 is w: the vector code always multiplies
+	}
 	parallelFor(len(w), optGrain, func(lo, hi int) {
 		wr, gr, mr, vr := w[lo:hi], g[lo:hi], o.M[lo:hi], o.V[lo:hi]
+		k := adamVec(wr, gr, mr, vr, c)
+		wr, gr, mr, vr = wr[k:], gr[k:], mr[k:], vr[k:]
 		for i, gi := range gr {
 			m := b1*mr[i] + (1-b1)*gi
 			v := b2*vr[i] + (1-b2)*gi*gi

@@ -47,3 +47,16 @@ func DecodeF32To(dst []float32, src []byte) {
 		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 	}
 }
+
+// DecodeF32RoundF16To loads len(dst) little-endian float32 values from src rounded to fp16
+// (RoundF16To), in one pass when the host is little-endian and src is 4-byte aligned, as surface
+// memory is.
+func DecodeF32RoundF16To(dst []float32, src []byte) {
+	src = src[:4*len(dst)]
+	if littleEndian && len(src) > 0 && uintptr(unsafe.Pointer(&src[0]))%4 == 0 {
+		RoundF16To(dst, unsafe.Slice((*float32)(unsafe.Pointer(&src[0])), len(dst)))
+		return
+	}
+	DecodeF32To(dst, src)
+	RoundF16To(dst, dst)
+}

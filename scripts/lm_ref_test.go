@@ -96,8 +96,9 @@ func TestLMDropoutGradients(t *testing.T) {
 		name, _ := starlark.AsString(row.Index(0))
 		g, _ := starlark.AsFloat(row.Index(2))
 		num, _ := starlark.AsFloat(row.Index(3))
-		// h = 1e-2: the float32 forward's rounding (about 1e-6 of a loss of 5.7) over 2h, plus h^2 terms.
-		if math.Abs(g-num) > 0.02*math.Abs(g)+1e-4 {
+		// h = 1e-2 and 5e-3, extrapolated: the float32 forward's rounding (about 1e-6 of a loss of 5.7) over 2h.
+		t.Logf("%s[%v]: gradient %.6g, finite difference %.6g", name, row.Index(1), g, num)
+		if math.Abs(g-num) > 0.005*math.Abs(g)+2e-5 {
 			t.Errorf("%s[%v]: gradient %.6g, finite difference %.6g", name, row.Index(1), g, num)
 		}
 	}

@@ -66,9 +66,14 @@ func newTransfer(s *ane.Surface, segs []ioPiece, read bool) *transfer {
 
 // move converts one piece (and rounds it, for an input read by a cast to fp16 alone).
 func (t *transfer) move(p ioPiece) {
-	t.convert(p)
-	if t.round {
+	switch {
+	case t.round && !t.fp16:
+		half.DecodeF32RoundF16To(p.data, t.buf[p.off:p.off+4*len(p.data)])
+	case t.round:
+		t.convert(p)
 		half.RoundF16To(p.data, p.data)
+	default:
+		t.convert(p)
 	}
 }
 

@@ -172,6 +172,10 @@ func binRun(code binCode, dst, a []float32, ia int, b []float32, ib int) {
 	switch {
 	case ia == 1 && ib == 1:
 		a, b = a[:n], b[:n]
+		if op, ok := vecOpOf(code, false); ok && n >= binVecMin {
+			k := binVV(op, dst, a, b)
+			dst, a, b = dst[k:], a[k:], b[k:]
+		}
 		switch code {
 		case opAdd:
 			for j := range dst {
@@ -197,6 +201,10 @@ func binRun(code binCode, dst, a []float32, ia int, b []float32, ib int) {
 	case ia == 1:
 		a = a[:n]
 		s := b[0]
+		if op, ok := vecOpOf(code, false); ok && n >= binVecMin {
+			k := binVS(op, dst, a, s)
+			dst, a = dst[k:], a[k:]
+		}
 		switch code {
 		case opAdd:
 			for j := range dst {
@@ -224,6 +232,10 @@ func binRun(code binCode, dst, a []float32, ia int, b []float32, ib int) {
 	case ib == 1:
 		b = b[:n]
 		s := a[0]
+		if op, ok := vecOpOf(code, true); ok && n >= binVecMin {
+			k := binVS(op, dst, b, s)
+			dst, b = dst[k:], b[k:]
+		}
 		switch code {
 		case opAdd:
 			for j := range dst {

@@ -1,0 +1,79 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Operand order is Go's: VSUBPS b, a, d computes d = a - b, VDIVPS b, a, d computes d = a / b.
+
+// LOOP runs OP on blocks of 8 floats of (SI) and Y1 into (DI), AX counting up to CX, then jumps to
+// DONE; LOADB loads Y1 for each block (binVV) or nothing (binVS, where Y1 holds the scalar).
+#define LOOP(NAME, LOADB, OP, DONE) \
+NAME:                          \
+	CMPQ    AX, CX;            \
+	JGE     DONE;              \
+	VMOVUPS (SI)(AX*4), Y0;    \
+	LOADB;                     \
+	OP;                        \
+	VMOVUPS Y0, (DI)(AX*4);    \
+	ADDQ    $8, AX;            \
+	JMP     NAME
+
+#define LOADB VMOVUPS (DX)(AX*4), Y1
+#define NOLOAD NOP
+#define ADD VADDPS Y1, Y0, Y0
+#define SUB VSUBPS Y1, Y0, Y0
+#define MUL VMULPS Y1, Y0, Y0
+#define DIV VDIVPS Y1, Y0, Y0
+#define RSUB VSUBPS Y0, Y1, Y0
+#define RDIV VDIVPS Y0, Y1, Y0
+
+// func binVVAVX2(op vecOp, dst, a, b *float32, n int)
+TEXT ·binVVAVX2(SB), NOSPLIT, $0-40
+	MOVQ op+0(FP), R9
+	MOVQ dst+8(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ b+24(FP), DX
+	MOVQ n+32(FP), CX
+	XORQ AX, AX
+	CMPQ R9, $1
+	JEQ  vvsub
+	CMPQ R9, $2
+	JEQ  vvmul
+	CMPQ R9, $3
+	JEQ  vvdiv
+	LOOP(vvadd, LOADB, ADD, vvdone)
+	LOOP(vvsub, LOADB, SUB, vvdone)
+	LOOP(vvmul, LOADB, MUL, vvdone)
+	LOOP(vvdiv, LOADB, DIV, vvdone)
+
+vvdone:
+	VZEROUPPER
+	RET
+
+// func binVSAVX2(op vecOp, dst, a *float32, s float32, n int)
+TEXT ·binVSAVX2(SB), NOSPLIT, $0-40
+	MOVQ         op+0(FP), R9
+	MOVQ         dst+8(FP), DI
+	MOVQ         a+16(FP), SI
+	VBROADCASTSS s+24(FP), Y1
+	MOVQ         n+32(FP), CX
+	XORQ         AX, AX
+	CMPQ         R9, $1
+	JEQ          vssub
+	CMPQ         R9, $2
+	JEQ          vsmul
+	CMPQ         R9, $3
+	JEQ          vsdiv
+	CMPQ         R9, $4
+	JEQ          vsrsub
+	CMPQ         R9, $5
+	JEQ          vsrdiv
+	LOOP(vsadd, NOLOAD, ADD, vsdone)
+	LOOP(vssub, NOLOAD, SUB, vsdone)
+	LOOP(vsmul, NOLOAD, MUL, vsdone)
+	LOOP(vsdiv, NOLOAD, DIV, vsdone)
+	LOOP(vsrsub, NOLOAD, RSUB, vsdone)
+	LOOP(vsrdiv, NOLOAD, RDIV, vsdone)
+
+vsdone:
+	VZEROUPPER
+	RET
