@@ -37,14 +37,8 @@ func TestGemmF16(t *testing.T) {
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			for _, pad := range []int{0, 3} {
 				transA, transB := tr[0], tr[1]
-				ar, ac := m, k
-				if transA {
-					ar, ac = k, m
-				}
-				br, bc := k, n
-				if transB {
-					br, bc = n, k
-				}
+				ar, ac := storedShape(transA, m, k)
+				br, bc := storedShape(transB, k, n)
 				lda, ldb, ldc := ac+pad, bc+pad, n+pad
 				a := randF16(rng, (ar-1)*lda+ac)
 				b := randF16(rng, (br-1)*ldb+bc)
