@@ -12,11 +12,12 @@ func (s *session) cpuModule() *moduleDef {
 			"like surfaces; softmax, cross_entropy and bias_grad work on the rows of a row-major `[rows, cols]` batch. " +
 			"Losses and penalties return a float and write (or add, for l1 and l2) their gradient into a tensor " +
 			"passed as grad. Results go into output tensors the script owns, so a training step allocates nothing.",
-		vals: valueMap{"blas": starlark.String(cpu.BLASName()), "blas_info": starlark.String(cpu.CurrentBLASInfo().String())},
+		vals: valueMap{"blas": starlark.String(cpu.BLASName()), "blas_info": starlark.String(blasInfo())},
 		fns: []fnDef{
 			{sig: "blas", doc: "The name of the BLAS that sgemm uses (Accelerate, OpenBLAS or gonum)."},
 			{sig: "blas_info", doc: "The BLAS that sgemm uses, for reports: its name, version and core, and how the core was " +
-				"chosen, such as `openblas 0.3.21, core SkylakeX (auto by features)`."},
+				"chosen, such as `openblas 0.3.21, core SkylakeX (auto by features)`; with `; fp16 products on AMX` when " +
+				"the emulator's fp16 matmuls run on AMX tiles instead (ANESTAR_AMX=off keeps them on the BLAS)."},
 			{sig: "sgemm(a, b, c, trans_a = False, trans_b = False, alpha = 1.0, beta = 0.0)",
 				doc: "c = alpha * op(a) @ op(b) + beta * c, where op transposes when asked; a, b and c are 2-D " +
 					"(op(a) is [M, K], op(b) [K, N], c [M, N]). beta = 1 accumulates into c.", fn: s.cpuSgemm},
@@ -135,4 +136,13 @@ func writableAll(fn string, ts ...*Tensor) error {
 		}
 	}
 	return nil
+}
+
+// blasInfo is cpu.blas_info: the BLAS, and whether the emulator's fp16 products run on AMX instead.
+func blasInfo() string {
+	s := cpu.CurrentBLASInfo().String()
+	if cpu.F16GemmName() == "amx" {
+		s += "; fp16 products on AMX"
+	}
+	return s
 }

@@ -67,6 +67,14 @@ func refSgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda 
 	return want, scale
 }
 
+// storedShape is the stored rows and columns of an operand whose op is rows x cols.
+func storedShape(trans bool, rows, cols int) (int, int) {
+	if trans {
+		return cols, rows
+	}
+	return rows, cols
+}
+
 func randSlice(rng *rand.Rand, n int) []float32 {
 	s := make([]float32, n)
 	for i := range s {
@@ -86,14 +94,8 @@ func TestSgemmConformance(t *testing.T) {
 					for _, ab := range [][2]float32{{1, 0}, {-0.5, 1}, {2, 0.7}, {0, 0.5}} {
 						transA, transB := tr[0], tr[1]
 						alpha, beta := ab[0], ab[1]
-						ar, ac := m, k
-						if transA {
-							ar, ac = k, m
-						}
-						br, bc := k, n
-						if transB {
-							br, bc = n, k
-						}
+						ar, ac := storedShape(transA, m, k)
+						br, bc := storedShape(transB, k, n)
 						lda, ldb, ldc := max(1, ac+pad), max(1, bc+pad), max(1, n+pad)
 						a := randSlice(rng, max(0, (ar-1)*lda+ac))
 						b := randSlice(rng, max(0, (br-1)*ldb+bc))

@@ -32,6 +32,12 @@
 // loads: loading and a few exact products must finish within a time limit
 // (blas_selftest.go); otherwise "auto" falls back to the next implementation
 // with a one-line message on stderr, and a forced one fails to load.
+// Products of fp16 values held in float32 (the emulator's fp16 numerics) have
+// their own entry points, [SgemmF16] and [SgemmF16Serial]: on CPUs with Intel
+// AMX they run on tiles through [GemmF16] (gemm_f16.go: an exact split of each
+// fp16 value into two bf16 values, fp32 sums; amx_amd64.s emits the AMX
+// instructions' encodings, which Go's assembler lacks), else, with [AMXEnv]
+// "off", or on the reference gemm, on the current BLAS; [F16GemmName] says which.
 // [PeakFLOPS], the denominator of utilisation figures, is the rate of a large
 // Sgemm, measured once per machine, BLAS and core and cached in the user's
 // cache directory ([CacheDirEnv] overrides it; [PeakFLOPSFile] names the file).

@@ -9,6 +9,7 @@ type X86Features struct {
 	AVX512F, AVX512DQ, AVX512CD, AVX512BW bool   // CPUID.7.0:EBX bits 16, 17, 28, 30
 	AVX512VL                              bool   // CPUID.7.0:EBX bit 31
 	AVX512BF16                            bool   // CPUID.7.1:EAX bit 5
+	AMXBF16, AMXTile                      bool   // CPUID.7.0:EDX bits 22, 24
 	XCR0                                  uint32 // XGETBV(0): the register state the OS saves; 0 without OSXSAVE
 }
 

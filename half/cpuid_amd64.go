@@ -26,13 +26,15 @@ func readX86() X86Features {
 		f.XCR0 = xgetbv0()
 	}
 	if top >= 7 {
-		sub, b7, _, _ := cpuid(7, 0)
+		sub, b7, _, d7 := cpuid(7, 0)
 		f.AVX2 = b7&(1<<5) != 0
 		f.AVX512F = b7&(1<<16) != 0
 		f.AVX512DQ = b7&(1<<17) != 0
 		f.AVX512CD = b7&(1<<28) != 0
 		f.AVX512BW = b7&(1<<30) != 0
 		f.AVX512VL = b7&(1<<31) != 0
+		f.AMXBF16 = d7&(1<<22) != 0
+		f.AMXTile = d7&(1<<24) != 0
 		if sub >= 1 {
 			a71, _, _, _ := cpuid(7, 1)
 			f.AVX512BF16 = a71&(1<<5) != 0

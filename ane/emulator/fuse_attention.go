@@ -3,7 +3,6 @@ package emulator
 import (
 	"math"
 
-	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -193,7 +192,7 @@ func (a *causalAttn) block(b, r0, r1, c0, c1 int) error {
 		yo = c0 * p.yc
 	}
 	x, y := p.x.data[p.xoff[b]+xo:], p.y.data[p.yoff[b]+yo:]
-	return cpu.SgemmSerial(p.tx, p.ty, r1-r0, c1-c0, p.k, 1, x, p.xc, y, p.yc, 0, a.out[(b*p.m+r0)*p.n+c0:], p.n)
+	return p.gemmSerial(p.tx, p.ty, r1-r0, c1-c0, p.k, 1, x, p.xc, y, p.yc, 0, a.out[(b*p.m+r0)*p.n+c0:], p.n)
 }
 
 // norms computes batch b's row norms of op(q) and the suffix maxima of op(k)'s column norms, in float64;

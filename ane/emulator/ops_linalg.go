@@ -7,15 +7,38 @@ import (
 
 // The products run through cpu.Sgemm in float32. In FP16 mode every operand already holds fp16 values,
 // whose products are exact in float32; the sums accumulate in float32 and the step rounds the result to
-// fp16 once, which is the ANE's arithmetic.
+// fp16 once, which is the ANE's arithmetic. Products of two fp16 operands in FP16 mode go through
+// cpu.SgemmF16 instead, the same arithmetic (exact products, float32 sums) on AMX tiles where the cpu
+// package chose them (cpu.F16GemmName), else the same BLAS.
+
+// gemmFunc is the signature of cpu.Sgemm and its variants.
+type gemmFunc = func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error
+
+// gemmFor returns the product for operands x and y, single-threaded when serial: cpu.SgemmF16 when in
+// FP16 mode both hold fp16 values, else cpu.Sgemm.
+func (c *compiler) gemmFor(x, y *tensor, serial bool) gemmFunc {
+	f16 := c.opts.Numerics == FP16 && isFloat16(x.dtype) && isFloat16(y.dtype)
+	switch {
+	case f16 && serial:
+		return cpu.SgemmF16Serial
+	case f16:
+		return cpu.SgemmF16
+	case serial:
+		return cpu.SgemmSerial
+	}
+	return cpu.Sgemm
+}
 
 // mmPlan is a resolved matmul: operands, product sizes and the offset of each batch's matrices.
 type mmPlan struct {
 	x, y       *tensor
 	tx, ty     bool
-	m, n, k    int   // op(x) is m x k, op(y) is k x n
-	xc, yc     int   // stored columns (leading dimensions) of x and y
-	xoff, yoff []int // per batch, the first element of its x and y matrix
+	m, n, k    int      // op(x) is m x k, op(y) is k x n
+	xc, yc     int      // stored columns (leading dimensions) of x and y
+	xoff, yoff []int    // per batch, the first element of its x and y matrix
+	gemm       gemmFunc // the product, split over goroutines by the cpu package
+	gemmSerial gemmFunc // the product on the calling goroutine
 }
 
 // batches is the number of products.
@@ -26,9 +49,9 @@ func (p *mmPlan) flops() float64 { return 2 * float64(len(p.xoff)*p.m*p.n*p.k) }
 
 // product computes batch b into dst (m x n, row stride n), single-threaded when serial.
 func (p *mmPlan) product(b int, dst []float32, serial bool) error {
-	f := cpu.Sgemm
+	f := p.gemm
 	if serial {
-		f = cpu.SgemmSerial
+		f = p.gemmSerial
 	}
 	return f(p.tx, p.ty, p.m, p.n, p.k, 1, p.x.data[p.xoff[b]:], p.xc, p.y.data[p.yoff[b]:], p.yc, 0, dst, p.n)
 }
@@ -109,7 +132,8 @@ func (c *compiler) planMatmulT(op *mil.Op, out []int, transposed bool) (*mmPlan,
 	if err != nil {
 		return nil, err
 	}
-	return &mmPlan{x: x, y: y, tx: tx, ty: ty, m: m, n: n, k: k, xc: xc, yc: yc, xoff: xoff, yoff: yoff}, nil
+	return &mmPlan{x: x, y: y, tx: tx, ty: ty, m: m, n: n, k: k, xc: xc, yc: yc, xoff: xoff, yoff: yoff,
+		gemm: c.gemmFor(x, y, false), gemmSerial: c.gemmFor(x, y, true)}, nil
 }
 
 // matmulOp builds matmul with numpy batch broadcasting: one sgemm per batch.
@@ -217,6 +241,7 @@ func linearOp(c *compiler, op *mil.Op) (step, error) {
 		return step{}, opErr(op, "bias has %d elements, weight has %d outputs", len(bias.data), dout)
 	}
 	xd, wd, od := x.data, w.data, out.data
+	gemm := c.gemmFor(x, w, false)
 	return step{outs: []*tensor{out}, flops: 2 * float64(m*dout*din), run: func() error {
 		beta := float32(0)
 		if bias != nil {
@@ -225,7 +250,7 @@ func linearOp(c *compiler, op *mil.Op) (step, error) {
 			}
 			beta = 1
 		}
-		return cpu.Sgemm(false, true, m, dout, din, 1, xd, max(din, 1), wd, max(din, 1), beta, od, max(dout, 1))
+		return gemm(false, true, m, dout, din, 1, xd, max(din, 1), wd, max(din, 1), beta, od, max(dout, 1))
 	}}, nil
 }
 
@@ -269,6 +294,7 @@ func convOp(c *compiler, op *mil.Op) (step, error) {
 	kdim := cig * ksz // rows of the patch matrix per group
 	flops := 2 * float64(batch*cout*outSp*kdim)
 	xd, wd, od := x.data, w.data, out.data
+	gemm := c.gemmFor(w, x, false)
 	addBias := func() {
 		if bias == nil {
 			return
@@ -290,7 +316,7 @@ func convOp(c *compiler, op *mil.Op) (step, error) {
 	if pointwise {
 		return step{outs: []*tensor{out}, flops: flops, run: func() error {
 			for b := 0; b < batch; b++ {
-				if err := cpu.Sgemm(false, false, cout, outSp, cin, 1, wd, max(cin, 1), xd[b*cin*inSp:], max(inSp, 1), 0, od[b*cout*outSp:], max(outSp, 1)); err != nil {
+				if err := gemm(false, false, cout, outSp, cin, 1, wd, max(cin, 1), xd[b*cin*inSp:], max(inSp, 1), 0, od[b*cout*outSp:], max(outSp, 1)); err != nil {
 					return err
 				}
 			}
@@ -317,7 +343,7 @@ func convOp(c *compiler, op *mil.Op) (step, error) {
 						}
 					}
 				}
-				if err := cpu.Sgemm(false, false, cog, outSp, kdim, 1, wd[gi*cog*kdim:], max(kdim, 1), col, max(outSp, 1), 0, od[(b*cout+gi*cog)*outSp:], max(outSp, 1)); err != nil {
+				if err := gemm(false, false, cog, outSp, kdim, 1, wd[gi*cog*kdim:], max(kdim, 1), col, max(outSp, 1), 0, od[(b*cout+gi*cog)*outSp:], max(outSp, 1)); err != nil {
 					return err
 				}
 			}

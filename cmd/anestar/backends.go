@@ -48,6 +48,11 @@ func runBackends(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "auto: %s (%s overrides)\n", auto, ane.EnvBackend)
 	fmt.Fprintf(stdout, "host BLAS: %s; %s forces one\n", cpu.CurrentBLASInfo(), cpu.BLASEnv)
+	f16 := "the BLAS"
+	if cpu.F16GemmName() == "amx" {
+		f16 = "AMX tiles (bf16 split, fp32 sums)"
+	}
+	fmt.Fprintf(stdout, "emulator fp16 products: %s; %s=off keeps them on the BLAS\n", f16, cpu.AMXEnv)
 	if info := cpu.CurrentBLASInfo(); info.Config != "" {
 		fmt.Fprintf(stdout, "BLAS build: %s\n", info.Config)
 	}

@@ -21,6 +21,7 @@ type envVar struct {
 var environment = []envVar{
 	{ane.EnvBackend, "the backend `auto` picks: ane or emulator (default: the most preferred available)"},
 	{cpu.BLASEnv, "the host BLAS: accelerate, openblas, gonum or reference (default auto: the first that loads)"},
+	{cpu.AMXEnv, "off: the emulator's fp16 matmuls use the BLAS, not AMX tiles (default auto: AMX where the CPU and OS allow)"},
 	{"OPENBLAS_CORETYPE", "OpenBLAS's kernel family (e.g. SkylakeX, Haswell; default: chosen from the CPU's features)"},
 	{"OPENBLAS_NUM_THREADS", "OpenBLAS's threads (default here 1: anestar splits large products itself)"},
 	{cpu.CacheDirEnv, "where measurements such as the sgemm peak are cached (default: the user's cache directory/anestar)"},
@@ -36,10 +37,13 @@ func envUsage(w io.Writer) {
 
 // checkEnvironment validates anestar's own variables before a command runs, so that a typo is reported at
 // once and not at the first kernel eval: the backend must be one the registry knows, the BLAS a known
-// name, and a forced BLAS must load.
+// name, a forced BLAS must load, and the AMX switch must be auto or off.
 func checkEnvironment() error {
 	if b := strings.TrimSpace(os.Getenv(ane.EnvBackend)); b != "" && b != "auto" && !slices.Contains(backendNames(), b) {
 		return fmt.Errorf("%s=%s: unknown backend (want auto, %s)", ane.EnvBackend, b, strings.Join(backendNames(), ", "))
+	}
+	if _, err := cpu.ParseAMXEnv(os.Getenv(cpu.AMXEnv)); err != nil {
+		return err
 	}
 	if b := strings.ToLower(strings.TrimSpace(os.Getenv(cpu.BLASEnv))); b != "" && b != "auto" {
 		if _, err := cpu.LoadBLAS(b); err != nil {

@@ -1,0 +1,308 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Go's assembler has no AMX mnemonics: the macros below emit the instructions' VEX encodings from the
+// Intel SDM (vol. 2): LDTILECFG VEX.128.NP.0F38.W0 49 /0; TILERELEASE VEX.128.NP.0F38.W0 49 C0;
+// TILEZERO VEX.128.F2.0F38.W0 49 11:rrr:000; TILELOADD VEX.128.F2.0F38.W0 4B and TILESTORED
+// VEX.128.F3.0F38.W0 4B, both !(11):rrr:100 with a SIB byte (the index register is the row stride);
+// TDPBF16PS VEX.128.F3.0F38.W0 5C 11:rrr:bbb with the third tile in VEX.vvvv (inverted). The 3-byte
+// VEX prefix is C4, then E2 (R, X, B inverted and clear: no extended registers; map 0F38), then
+// W0 vvvv L0 pp. Only the legacy registers AX..DI are used as base and index, so no REX bits are needed.
+
+// Register numbers in ModRM and SIB.
+#define rAX 0
+#define rCX 1
+#define rDX 2
+#define rBX 3
+#define rSI 6
+#define rDI 7
+
+#define LDTILECFG_DI BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x07
+#define TILERELEASE BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
+#define TILEZERO(t) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $(0xC0|(t)<<3)
+
+// TDPBF16PS tmm(d), tmm(a), tmm(b): tmm(d) += tmm(a) * tmm(b) on bf16 pairs, fp32 sums.
+#define TDPBF16PS(d, a, b) BYTE $0xC4; BYTE $0xE2; BYTE $((15-(b))<<3|2); BYTE $0x5C; BYTE $(0xC0|(d)<<3|(a))
+
+// TILELOADD tmm(t), disp(base)(idx*1) with no, an 8-bit or a 32-bit displacement.
+#define TILELOADD(t, base, idx) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x04|(t)<<3); BYTE $((idx)<<3|(base))
+#define TILELOADD8(t, base, idx, d) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x44|(t)<<3); BYTE $((idx)<<3|(base)); BYTE $(d)
+#define TILELOADD32(t, base, idx, d) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84|(t)<<3); BYTE $((idx)<<3|(base)); LONG $(d)
+
+// TILESTORED disp(base)(idx*1), tmm(t).
+#define TILESTORED(t, base, idx) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x04|(t)<<3); BYTE $((idx)<<3|(base))
+#define TILESTORED8(t, base, idx, d) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x44|(t)<<3); BYTE $((idx)<<3|(base)); BYTE $(d)
+
+// func amxConfig(cfg *[64]byte)
+TEXT ·amxConfig(SB), NOSPLIT, $0-8
+	MOVQ cfg+0(FP), DI
+	LDTILECFG_DI
+	RET
+
+// func amxRelease()
+TEXT ·amxRelease(SB), NOSPLIT, $0-0
+	TILERELEASE
+	RET
+
+// func amxKernel(a, b *uint32, c *float32, ldc, chunks int, load bool)
+//
+// C (32x32 fp32, row stride ldc bytes) = C (when load, else 0) + A*B over chunks k-chunks. Per chunk, a
+// holds two A tiles (rows 0-15 and 16-31 of 16 (hi, lo) pairs) and b four B tiles (columns 0-15 and
+// 16-31 of the hi words, then of the lo words), each 16 rows of 64 bytes. C in tmm0-3, A in tmm4-5,
+// B in tmm6-7.
+TEXT ·amxKernel(SB), NOSPLIT, $0-41
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ c+16(FP), DX
+	MOVQ ldc+24(FP), BX
+	MOVQ chunks+32(FP), R9
+	MOVQ $64, CX
+	MOVQ BX, AX
+	SHLQ $4, AX
+	ADDQ DX, AX // AX: row 16 of C
+	MOVBLZX load+40(FP), R10
+	TESTQ R10, R10
+	JZ zero
+	TILELOADD(0, rDX, rBX)
+	TILELOADD8(1, rDX, rBX, 64)
+	TILELOADD(2, rAX, rBX)
+	TILELOADD8(3, rAX, rBX, 64)
+	JMP loop
+
+zero:
+	TILEZERO(0)
+	TILEZERO(1)
+	TILEZERO(2)
+	TILEZERO(3)
+
+loop:
+	TILELOADD(4, rSI, rCX)
+	TILELOADD32(5, rSI, rCX, 1024)
+	TILELOADD(6, rDI, rCX)
+	TILELOADD32(7, rDI, rCX, 1024)
+	TDPBF16PS(0, 4, 6)
+	TDPBF16PS(1, 4, 7)
+	TDPBF16PS(2, 5, 6)
+	TDPBF16PS(3, 5, 7)
+	TILELOADD32(6, rDI, rCX, 2048)
+	TILELOADD32(7, rDI, rCX, 3072)
+	TDPBF16PS(0, 4, 6)
+	TDPBF16PS(1, 4, 7)
+	TDPBF16PS(2, 5, 6)
+	TDPBF16PS(3, 5, 7)
+	ADDQ $2048, SI
+	ADDQ $4096, DI
+	DECQ R9
+	JNZ loop
+
+	TILESTORED(0, rDX, rBX)
+	TILESTORED8(1, rDX, rBX, 64)
+	TILESTORED(2, rAX, rBX)
+	TILESTORED8(3, rAX, rBX, 64)
+	RET
+
+// func amxTranspose16(dst, src *float32, stride int)
+//
+// dst (16x16, row-major) = the transpose of the 16x16 block at src (row stride stride elements):
+// 32-bit interleaves within 128-bit lanes, then 64-bit ones, then two rounds of 128-bit lane shuffles.
+TEXT ·amxTranspose16(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ stride+16(FP), BX
+	SHLQ $2, BX
+	VMOVUPS (SI), Z0
+	ADDQ BX, SI
+	VMOVUPS (SI), Z1
+	ADDQ BX, SI
+	VMOVUPS (SI), Z2
+	ADDQ BX, SI
+	VMOVUPS (SI), Z3
+	ADDQ BX, SI
+	VMOVUPS (SI), Z4
+	ADDQ BX, SI
+	VMOVUPS (SI), Z5
+	ADDQ BX, SI
+	VMOVUPS (SI), Z6
+	ADDQ BX, SI
+	VMOVUPS (SI), Z7
+	ADDQ BX, SI
+	VMOVUPS (SI), Z8
+	ADDQ BX, SI
+	VMOVUPS (SI), Z9
+	ADDQ BX, SI
+	VMOVUPS (SI), Z10
+	ADDQ BX, SI
+	VMOVUPS (SI), Z11
+	ADDQ BX, SI
+	VMOVUPS (SI), Z12
+	ADDQ BX, SI
+	VMOVUPS (SI), Z13
+	ADDQ BX, SI
+	VMOVUPS (SI), Z14
+	ADDQ BX, SI
+	VMOVUPS (SI), Z15
+	VPUNPCKLDQ Z1, Z0, Z16
+	VPUNPCKHDQ Z1, Z0, Z17
+	VPUNPCKLDQ Z3, Z2, Z18
+	VPUNPCKHDQ Z3, Z2, Z19
+	VPUNPCKLDQ Z5, Z4, Z20
+	VPUNPCKHDQ Z5, Z4, Z21
+	VPUNPCKLDQ Z7, Z6, Z22
+	VPUNPCKHDQ Z7, Z6, Z23
+	VPUNPCKLDQ Z9, Z8, Z24
+	VPUNPCKHDQ Z9, Z8, Z25
+	VPUNPCKLDQ Z11, Z10, Z26
+	VPUNPCKHDQ Z11, Z10, Z27
+	VPUNPCKLDQ Z13, Z12, Z28
+	VPUNPCKHDQ Z13, Z12, Z29
+	VPUNPCKLDQ Z15, Z14, Z30
+	VPUNPCKHDQ Z15, Z14, Z31
+	VPUNPCKLQDQ Z18, Z16, Z0
+	VPUNPCKHQDQ Z18, Z16, Z1
+	VPUNPCKLQDQ Z19, Z17, Z2
+	VPUNPCKHQDQ Z19, Z17, Z3
+	VPUNPCKLQDQ Z22, Z20, Z4
+	VPUNPCKHQDQ Z22, Z20, Z5
+	VPUNPCKLQDQ Z23, Z21, Z6
+	VPUNPCKHQDQ Z23, Z21, Z7
+	VPUNPCKLQDQ Z26, Z24, Z8
+	VPUNPCKHQDQ Z26, Z24, Z9
+	VPUNPCKLQDQ Z27, Z25, Z10
+	VPUNPCKHQDQ Z27, Z25, Z11
+	VPUNPCKLQDQ Z30, Z28, Z12
+	VPUNPCKHQDQ Z30, Z28, Z13
+	VPUNPCKLQDQ Z31, Z29, Z14
+	VPUNPCKHQDQ Z31, Z29, Z15
+	VSHUFI32X4 $0x88, Z4, Z0, Z16
+	VSHUFI32X4 $0xDD, Z4, Z0, Z20
+	VSHUFI32X4 $0x88, Z12, Z8, Z24
+	VSHUFI32X4 $0xDD, Z12, Z8, Z28
+	VSHUFI32X4 $0x88, Z5, Z1, Z17
+	VSHUFI32X4 $0xDD, Z5, Z1, Z21
+	VSHUFI32X4 $0x88, Z13, Z9, Z25
+	VSHUFI32X4 $0xDD, Z13, Z9, Z29
+	VSHUFI32X4 $0x88, Z6, Z2, Z18
+	VSHUFI32X4 $0xDD, Z6, Z2, Z22
+	VSHUFI32X4 $0x88, Z14, Z10, Z26
+	VSHUFI32X4 $0xDD, Z14, Z10, Z30
+	VSHUFI32X4 $0x88, Z7, Z3, Z19
+	VSHUFI32X4 $0xDD, Z7, Z3, Z23
+	VSHUFI32X4 $0x88, Z15, Z11, Z27
+	VSHUFI32X4 $0xDD, Z15, Z11, Z31
+	VSHUFI32X4 $0x88, Z24, Z16, Z0
+	VSHUFI32X4 $0xDD, Z24, Z16, Z8
+	VSHUFI32X4 $0x88, Z28, Z20, Z4
+	VSHUFI32X4 $0xDD, Z28, Z20, Z12
+	VSHUFI32X4 $0x88, Z25, Z17, Z1
+	VSHUFI32X4 $0xDD, Z25, Z17, Z9
+	VSHUFI32X4 $0x88, Z29, Z21, Z5
+	VSHUFI32X4 $0xDD, Z29, Z21, Z13
+	VSHUFI32X4 $0x88, Z26, Z18, Z2
+	VSHUFI32X4 $0xDD, Z26, Z18, Z10
+	VSHUFI32X4 $0x88, Z30, Z22, Z6
+	VSHUFI32X4 $0xDD, Z30, Z22, Z14
+	VSHUFI32X4 $0x88, Z27, Z19, Z3
+	VSHUFI32X4 $0xDD, Z27, Z19, Z11
+	VSHUFI32X4 $0x88, Z31, Z23, Z7
+	VSHUFI32X4 $0xDD, Z31, Z23, Z15
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, 256(DI)
+	VMOVUPS Z5, 320(DI)
+	VMOVUPS Z6, 384(DI)
+	VMOVUPS Z7, 448(DI)
+	VMOVUPS Z8, 512(DI)
+	VMOVUPS Z9, 576(DI)
+	VMOVUPS Z10, 640(DI)
+	VMOVUPS Z11, 704(DI)
+	VMOVUPS Z12, 768(DI)
+	VMOVUPS Z13, 832(DI)
+	VMOVUPS Z14, 896(DI)
+	VMOVUPS Z15, 960(DI)
+	VZEROUPPER
+	RET
+
+// The split of an fp16 value x (held in float32) into bf16 values: hi = x with its low 16 bits
+// cleared, lo = x - hi (exact in float32; it has at most 3 significant bits when x is an fp16 value,
+// so it is exact in bf16 too). Rows holding a value out of the contract — inf, NaN, a float32
+// denormal (VFPCLASSPS classes 0xB9), or a value with any of its low 13 bits set, which no fp16
+// value has — are reported in the returned mask (bit i: row i). Constants: Z28 0xFFFF0000,
+// Z29 0x1FFF. Z0 is x; out: Z1 hi, Z2 lo (both as the high halves of float32s).
+#define SPLIT \
+	VFPCLASSPSZ $0xB9, Z0, K2; \
+	VPTESTMD Z29, Z0, K3; \
+	KORW K2, K3, K3; \
+	KORTESTW K3, K3; \
+	JZ 2(PC); \
+	ORQ R11, R10; \
+	VPANDD Z28, Z0, Z1; \
+	VSUBPS Z1, Z0, Z2; \
+	VPANDD Z28, Z2, Z2
+
+#define SPLITCONST \
+	MOVL $0xFFFF0000, AX; \
+	VPBROADCASTD AX, Z28; \
+	MOVL $0x1FFF, AX; \
+	VPBROADCASTD AX, Z29; \
+	XORQ R10, R10; \
+	MOVQ $1, R11
+
+// func amxConvA(dst *uint32, src *float32, stride, rows int) (inexact uint32)
+//
+// Writes rows rows of 16 A-operand words (hi | lo<<16) to dst (64 bytes a row) from rows of 16
+// float32 at src, stride elements apart.
+TEXT ·amxConvA(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ stride+16(FP), BX
+	SHLQ $2, BX
+	MOVQ rows+24(FP), CX
+	SPLITCONST
+rowA:
+	VMOVUPS (SI), Z0
+	SPLIT
+	VPSRLD $16, Z0, Z3
+	VPORD Z2, Z3, Z3
+	VMOVUPS Z3, (DI)
+	ADDQ BX, SI
+	ADDQ $64, DI
+	SHLQ $1, R11
+	DECQ CX
+	JNZ rowA
+	MOVL R10, inexact+32(FP)
+	VZEROUPPER
+	RET
+
+// func amxConvB(hi, lo *uint32, src *float32, stride, rows int) (inexact uint32)
+//
+// Writes rows rows of 16 B-operand words to hi (hi | hi<<16) and lo (lo | lo<<16), 64 bytes a row,
+// from rows of 16 float32 at src, stride elements apart.
+TEXT ·amxConvB(SB), NOSPLIT, $0-44
+	MOVQ hi+0(FP), DI
+	MOVQ lo+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ stride+24(FP), BX
+	SHLQ $2, BX
+	MOVQ rows+32(FP), CX
+	SPLITCONST
+rowB:
+	VMOVUPS (SI), Z0
+	SPLIT
+	VPSRLD $16, Z0, Z3
+	VPORD Z1, Z3, Z3
+	VMOVUPS Z3, (DI)
+	VPSRLD $16, Z2, Z3
+	VPORD Z2, Z3, Z3
+	VMOVUPS Z3, (DX)
+	ADDQ BX, SI
+	ADDQ $64, DI
+	ADDQ $64, DX
+	SHLQ $1, R11
+	DECQ CX
+	JNZ rowB
+	MOVL R10, inexact+40(FP)
+	VZEROUPPER
+	RET
