@@ -11,6 +11,8 @@ const (
 	vecDiv               // a / b
 	vecRSub              // s - a (binVS only)
 	vecRDiv              // s / a (binVS only)
+
+	vecRound vecOp = 8 // added to an op: the result rounded to fp16 (the assembly's second set of loops)
 )
 
 // binVecMin is the shortest run worth a call into the vector code.
@@ -36,4 +38,28 @@ func vecOpOf(code binCode, scalarFirst bool) (vecOp, bool) {
 		return vecDiv, true
 	}
 	return 0, false
+}
+
+// binRunRounded runs as much of one run of binRun (dst[j] = a[j*ia] op b[j*ib]) as the vector code
+// does with each result rounded to fp16 in the same pass, and returns how many elements it did: the
+// caller computes and rounds the rest.
+func binRunRounded(code binCode, dst, a []float32, ia int, b []float32, ib int) int {
+	if !hasRoundVec {
+		return 0
+	}
+	switch {
+	case ia == 1 && ib == 1:
+		if op, ok := vecOpOf(code, false); ok {
+			return binVV(op+vecRound, dst, a, b)
+		}
+	case ia == 1:
+		if op, ok := vecOpOf(code, false); ok {
+			return binVS(op+vecRound, dst, a, b[0])
+		}
+	case ib == 1:
+		if op, ok := vecOpOf(code, true); ok {
+			return binVS(op+vecRound, dst, b, a[0])
+		}
+	}
+	return 0
 }

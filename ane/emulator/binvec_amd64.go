@@ -2,6 +2,8 @@
 
 package emulator
 
+import "github.com/anestar/anestar/half"
+
 // On amd64 with AVX2 the four arithmetic ops of binRun run eight lanes at a time. Each lane is the
 // same IEEE float32 operation as the scalar code (no fused multiply-add), so the bits are the same.
 
@@ -15,8 +17,12 @@ func binVVAVX2(op vecOp, dst, a, b *float32, n int)
 //go:noescape
 func binVSAVX2(op vecOp, dst, a *float32, s float32, n int)
 
-// hasBinVec reports whether the CPU and OS support AVX2.
-var hasBinVec = hasExpVec
+// hasBinVec reports whether the CPU and OS support AVX2; hasRoundVec whether F16C too, for the loops
+// that round their results.
+var (
+	hasBinVec   = hasExpVec
+	hasRoundVec = hasBinVec && half.HasF16C()
+)
 
 // binVV runs the vector code on the longest prefix of whole blocks and returns its length.
 func binVV(op vecOp, dst, a, b []float32) int {

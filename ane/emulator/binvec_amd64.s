@@ -26,6 +26,15 @@ NAME:                          \
 #define RSUB VSUBPS Y0, Y1, Y0
 #define RDIV VDIVPS Y0, Y1, Y0
 
+// The same, then rounded to fp16 and back (ties to even, as half.RoundF16To's vector code).
+#define R16 VCVTPS2PH $0, Y0, X0; VCVTPH2PS X0, Y0
+#define ADD16 ADD; R16
+#define SUB16 SUB; R16
+#define MUL16 MUL; R16
+#define DIV16 DIV; R16
+#define RSUB16 RSUB; R16
+#define RDIV16 RDIV; R16
+
 // func binVVAVX2(op vecOp, dst, a, b *float32, n int)
 TEXT ·binVVAVX2(SB), NOSPLIT, $0-40
 	MOVQ op+0(FP), R9
@@ -40,10 +49,22 @@ TEXT ·binVVAVX2(SB), NOSPLIT, $0-40
 	JEQ  vvmul
 	CMPQ R9, $3
 	JEQ  vvdiv
+	CMPQ R9, $8
+	JEQ  vvadd16
+	CMPQ R9, $9
+	JEQ  vvsub16
+	CMPQ R9, $10
+	JEQ  vvmul16
+	CMPQ R9, $11
+	JEQ  vvdiv16
 	LOOP(vvadd, LOADB, ADD, vvdone)
 	LOOP(vvsub, LOADB, SUB, vvdone)
 	LOOP(vvmul, LOADB, MUL, vvdone)
 	LOOP(vvdiv, LOADB, DIV, vvdone)
+	LOOP(vvadd16, LOADB, ADD16, vvdone)
+	LOOP(vvsub16, LOADB, SUB16, vvdone)
+	LOOP(vvmul16, LOADB, MUL16, vvdone)
+	LOOP(vvdiv16, LOADB, DIV16, vvdone)
 
 vvdone:
 	VZEROUPPER
@@ -67,12 +88,30 @@ TEXT ·binVSAVX2(SB), NOSPLIT, $0-40
 	JEQ          vsrsub
 	CMPQ         R9, $5
 	JEQ          vsrdiv
+	CMPQ         R9, $8
+	JEQ          vsadd16
+	CMPQ         R9, $9
+	JEQ          vssub16
+	CMPQ         R9, $10
+	JEQ          vsmul16
+	CMPQ         R9, $11
+	JEQ          vsdiv16
+	CMPQ         R9, $12
+	JEQ          vsrsub16
+	CMPQ         R9, $13
+	JEQ          vsrdiv16
 	LOOP(vsadd, NOLOAD, ADD, vsdone)
 	LOOP(vssub, NOLOAD, SUB, vsdone)
 	LOOP(vsmul, NOLOAD, MUL, vsdone)
 	LOOP(vsdiv, NOLOAD, DIV, vsdone)
 	LOOP(vsrsub, NOLOAD, RSUB, vsdone)
 	LOOP(vsrdiv, NOLOAD, RDIV, vsdone)
+	LOOP(vsadd16, NOLOAD, ADD16, vsdone)
+	LOOP(vssub16, NOLOAD, SUB16, vsdone)
+	LOOP(vsmul16, NOLOAD, MUL16, vsdone)
+	LOOP(vsdiv16, NOLOAD, DIV16, vsdone)
+	LOOP(vsrsub16, NOLOAD, RSUB16, vsdone)
+	LOOP(vsrdiv16, NOLOAD, RDIV16, vsdone)
 
 vsdone:
 	VZEROUPPER

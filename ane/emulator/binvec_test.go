@@ -4,12 +4,15 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/anestar/anestar/half"
 )
 
 // TestBinRunVector checks binRun, which runs long runs on the vector code where there is one, against
 // the scalar formula element by element (bits, NaN as NaN) for the four arithmetic ops in all three
 // operand layouts, at lengths around the vector width and block minimum, from unaligned starts, with
-// infinities, signed zeros, subnormals and NaN among the values.
+// infinities, signed zeros, subnormals and NaN among the values; and the loops that round as they go
+// against the same results rounded by half.RoundF16To.
 func TestBinRunVector(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
 	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
@@ -36,6 +39,18 @@ func TestBinRunVector(t *testing.T) {
 						want := binScalar(code, a[off+j*ia], b[off+j*ib])
 						if got := dst[off+j]; !same(got, want) {
 							t.Fatalf("op %d n %d off %d layout %v: element %d = %v, want %v", code, n, off, layout, j, got, want)
+						}
+					}
+					// The rounding loops: each element they do is the op's result rounded to fp16.
+					k := binRunRounded(code, dst[off:], a[off:], ia, b[off:], ib)
+					if hasRoundVec && n >= binVecMin && k != n&^7 {
+						t.Fatalf("op %d n %d layout %v: the rounding loops did %d elements", code, n, layout, k)
+					}
+					for j := range k {
+						want := []float32{binScalar(code, a[off+j*ia], b[off+j*ib])}
+						half.RoundF16To(want, want)
+						if got := dst[off+j]; !same(got, want[0]) {
+							t.Fatalf("op %d n %d off %d layout %v, rounded: element %d = %v, want %v", code, n, off, layout, j, got, want[0])
 						}
 					}
 				}

@@ -148,13 +148,20 @@ func binaryOp(code binCode) builder {
 		n, ia, ib := p.inner, p.inc[0], p.inc[1]
 		oa, ob := p.off[0], p.off[1]
 		rnd := c.rounds(out)
+		fuse := rnd && n >= binVecMin // long runs: the vector code rounds as it computes
 		body := func(lo, hi int) {
 			for r := lo; r < hi; r++ {
-				a := xd[oa[r]:]
-				b := yd[ob[r]:]
-				binRun(code, od[r*n:(r+1)*n], a, ia, b, ib)
+				a, b, d := xd[oa[r]:], yd[ob[r]:], od[r*n:(r+1)*n]
+				k := 0
+				if fuse {
+					k = binRunRounded(code, d, a, ia, b, ib)
+				}
+				binRun(code, d[k:], a[k*ia:], ia, b[k*ib:], ib)
+				if fuse {
+					roundSlice(d[k:])
+				}
 			}
-			if rnd {
+			if rnd && !fuse {
 				roundSlice(od[lo*n : hi*n])
 			}
 		}
