@@ -110,7 +110,8 @@ func runLMAnestar(c config, tmp, timeV, mode string, params sets, seed int) (res
 	}
 	q := strconv.Quote // strings as Starlark literals
 	set := []string{"data=" + q(c.train), "val_data=" + q(c.val), "steps=" + strconv.Itoa(c.steps),
-		"seed=" + strconv.Itoa(seed), "metrics=" + q(metrics), `ckpt=""`, "eval_every=0"}
+		"seed=" + strconv.Itoa(seed), "metrics=" + q(metrics), `ckpt=""`, "eval_every=0",
+		"dropout=0.0"} // the peer has no dropout: the same model trains on both sides
 	if c.tok != "" {
 		set = append(set, "tokenizer="+q(c.tok))
 	}
