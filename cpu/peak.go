@@ -22,8 +22,8 @@ import (
 // The peak sgemm rate is the denominator of the utilisation figures in reports. Measured afresh in each
 // process it moved tenfold between runs on one machine (a first product pays for thread and buffer set-up,
 // and a busy machine slows any single measurement), so it is measured once per machine, BLAS, core and
-// thread setting and kept in the user's cache directory, where deleting the file asks for a new
-// measurement.
+// thread setting and kept in the user's cache directory; RecalibratePeakFLOPS (anestar backends
+// --recalibrate) or deleting the file asks for a new measurement.
 
 // CacheDirEnv is the environment variable that names the directory of anestar's cached measurements;
 // unset, it is os.UserCacheDir()/anestar (under `go test`, nothing is cached unless it is set).
@@ -64,6 +64,21 @@ func PeakFLOPS() float64 {
 		}
 		writePeak(path, peakFile{Key: key, FLOPS: f, Measured: time.Now().UTC().Format(time.RFC3339)})
 	}
+	peakSeen[key] = f
+	return f
+}
+
+// RecalibratePeakFLOPS measures the peak afresh, replaces the cached figure (a peak measured while the
+// machine was busy stays low until then) and returns it; 0 when no BLAS loads.
+func RecalibratePeakFLOPS() float64 {
+	key := peakKey()
+	peakMu.Lock()
+	defer peakMu.Unlock()
+	f := measurePeak()
+	if f == 0 {
+		return 0
+	}
+	writePeak(peakPath(key), peakFile{Key: key, FLOPS: f, Measured: time.Now().UTC().Format(time.RFC3339)})
 	peakSeen[key] = f
 	return f
 }

@@ -21,12 +21,18 @@ func init() {
 // runBackends prints every registered backend, most preferred first, with its availability, then what
 // "auto" picks, which BLAS the host math uses (version, core and how the core was chosen) and its peak.
 func runBackends(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		if args[0] == "-h" || args[0] == "--help" {
-			fmt.Fprintf(stdout, "Usage: anestar backends\n\nLists the kernel backends, most preferred first, whether each can run on this machine and,\nif not, why. `auto` takes the first available one unless %s names another.\n", ane.EnvBackend)
-			return exitOK
-		}
-		fmt.Fprintln(stderr, "anestar backends: takes no arguments")
+	recalibrate := false
+	switch {
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
+		fmt.Fprintf(stdout, "Usage: anestar backends [--recalibrate]\n\nLists the kernel backends, most preferred first, whether each can run on this machine and,\n"+
+			"if not, why. `auto` takes the first available one unless %s names another. Then the host BLAS\n"+
+			"and its sgemm peak, the denominator of the reports' utilisation: measured once per machine and\n"+
+			"cached. --recalibrate measures it again (on an idle machine) and replaces the cached figure.\n", ane.EnvBackend)
+		return exitOK
+	case len(args) == 1 && args[0] == "--recalibrate":
+		recalibrate = true
+	case len(args) > 0:
+		fmt.Fprintf(stderr, "anestar backends: unexpected %q: the only flag is --recalibrate\n", args[0])
 		return exitUsage
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -56,9 +62,19 @@ func runBackends(args []string, stdout, stderr io.Writer) int {
 	if info := cpu.CurrentBLASInfo(); info.Config != "" {
 		fmt.Fprintf(stdout, "BLAS build: %s\n", info.Config)
 	}
-	peak := fmt.Sprintf("host sgemm peak: %.3f TFLOP/s", cpu.PeakFLOPS()/1e12)
-	if f := cpu.PeakFLOPSFile(); f != "" {
-		peak += " (measured once, cached in " + f + "; delete it to measure again)"
+	var peak string
+	switch {
+	case recalibrate:
+		peak = fmt.Sprintf("host sgemm peak: %.3f TFLOP/s (measured now", cpu.RecalibratePeakFLOPS()/1e12)
+		if f := cpu.PeakFLOPSFile(); f != "" {
+			peak += ", cached in " + f
+		}
+		peak += ")"
+	default:
+		peak = fmt.Sprintf("host sgemm peak: %.3f TFLOP/s", cpu.PeakFLOPS()/1e12)
+		if f := cpu.PeakFLOPSFile(); f != "" {
+			peak += " (measured once, cached in " + f + "; anestar backends --recalibrate measures it again)"
+		}
 	}
 	fmt.Fprintln(stdout, peak)
 	return exitOK
