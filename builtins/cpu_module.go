@@ -12,12 +12,12 @@ func (s *session) cpuModule() *moduleDef {
 			"like surfaces; softmax, cross_entropy and bias_grad work on the rows of a row-major `[rows, cols]` batch. " +
 			"Losses and penalties return a float and write (or add, for l1 and l2) their gradient into a tensor " +
 			"passed as grad. Results go into output tensors the script owns, so a training step allocates nothing.",
-		vals: valueMap{"blas": starlark.String(cpu.BLASName()), "blas_info": starlark.String(blasInfo())},
+		vals: valueMap{"blas": starlark.String(cpu.BLASName()), "blas_info": starlark.String(s.blasInfo())},
 		fns: []fnDef{
 			{sig: "blas", doc: "The name of the BLAS that sgemm uses (Accelerate, OpenBLAS or gonum)."},
 			{sig: "blas_info", doc: "The BLAS that sgemm uses, for reports: its name, version and core, and how the core was " +
 				"chosen, such as `openblas 0.3.21, core SkylakeX (auto by features)`; with `; fp16 products on AMX` when " +
-				"the emulator's fp16 matmuls run on AMX tiles instead (ANESTAR_AMX=off keeps them on the BLAS)."},
+				"the emulator's fp16 matmuls run on AMX tiles instead (not with --fp32; ANESTAR_AMX=off keeps them on the BLAS)."},
 			{sig: "sgemm(a, b, c, trans_a = False, trans_b = False, alpha = 1.0, beta = 0.0)",
 				doc: "c = alpha * op(a) @ op(b) + beta * c, where op transposes when asked; a, b and c are 2-D " +
 					"(op(a) is [M, K], op(b) [K, N], c [M, N]). beta = 1 accumulates into c.", fn: s.cpuSgemm},
@@ -138,11 +138,16 @@ func writableAll(fn string, ts ...*Tensor) error {
 	return nil
 }
 
-// blasInfo is cpu.blas_info: the BLAS, and whether the emulator's fp16 products run on AMX instead.
-func blasInfo() string {
-	s := cpu.CurrentBLASInfo().String()
-	if cpu.F16GemmName() == "amx" {
-		s += "; fp16 products on AMX"
+// blasInfo is cpu.blas_info: the BLAS, and whether the emulator's fp16 products run on AMX instead
+// (not in a run with fp32 numerics, which has no fp16 products).
+func (s *session) blasInfo() string {
+	info := cpu.CurrentBLASInfo().String()
+	fp32 := s.cfg.Settings.FP32
+	if s.cfg.Backend != nil {
+		fp32 = backendNumerics(s.cfg.Backend) == "fp32"
 	}
-	return s
+	if cpu.F16GemmName() == "amx" && !fp32 {
+		info += "; fp16 products on AMX"
+	}
+	return info
 }

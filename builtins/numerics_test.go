@@ -9,6 +9,7 @@ import (
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ane/emulator"
+	"github.com/anestar/anestar/cpu"
 )
 
 // With the emulator's numerics check, an op of a built program (which has no MIL line) that overflows is
@@ -57,5 +58,30 @@ func TestNumericsReported(t *testing.T) {
 		if got := strings.TrimSpace(out.String()); got != c.want {
 			t.Errorf("ane.numerics() = %q, want %q", got, c.want)
 		}
+	}
+}
+
+// TestBLASInfoNumerics: cpu.blas_info names the AMX path of the fp16 products only in runs that have
+// fp16 products, never with fp32 numerics (set by --fp32 or by the backend given).
+func TestBLASInfoNumerics(t *testing.T) {
+	info := func(cfg Config) string {
+		var out bytes.Buffer
+		cfg.Script, cfg.Source, cfg.Stdout = "i.star", []byte("print(cpu.blas_info)\n"), &out
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	for name, cfg := range map[string]Config{
+		"--fp32":          {BackendName: "emulator", Settings: ane.Settings{FP32: true}},
+		"an fp32 backend": {Backend: emulator.New(emulator.Options{Numerics: emulator.FP32})},
+	} {
+		if s := info(cfg); strings.Contains(s, "AMX") {
+			t.Errorf("%s: blas_info %q names the fp16 products", name, s)
+		}
+	}
+	s := info(Config{Backend: emulator.New(emulator.Options{})})
+	if amx := cpu.F16GemmName() == "amx"; amx != strings.Contains(s, "fp16 products on AMX") {
+		t.Errorf("fp16 numerics, products on %s: blas_info %q", cpu.F16GemmName(), s)
 	}
 }
