@@ -171,6 +171,9 @@ var surfaceType = &typeDef{
 		{sig: "read(channel = 0, count = None)", doc: "A new [count, S] tensor of channels [channel, channel + count); count defaults to the rest.", fn: surfRead},
 		{sig: "read_into(t, channel = 0)", doc: "Reads channels [channel, channel + t.size / S) into t, allocating nothing.", fn: surfReadInto},
 		{sig: "copy_from(src, src_channel = 0, channel = 0, count = None)", doc: "Copies count channels of surface src (same S) from src_channel into this surface at channel, converting dtypes if they differ.", fn: surfCopyFrom},
+		{sig: "copy_region(src, channel, column, src_channel = 0, src_column = 0, channels = None, columns = None)", doc: "Copies the region channels [src_channel, src_channel + channels) x columns " +
+			"[src_column, src_column + columns) of surface src (any shape; the counts default to the rest of src) into this surface at channel, column, converting dtypes if they differ: " +
+			"one kernel's output handed to another kernel's input without a trip through a tensor.", fn: surfCopyRegion},
 		{sig: "write_region(t, channel, column, transposed = False)", doc: "Writes 2-D t [C', W] into channels [channel, channel + C') x columns [column, column + W) — packing a weight matrix along the spatial axis. With transposed, t is [W, C'].", fn: surfWriteRegion},
 		{sig: "read_region(channel, column, channels, columns)", doc: "A new [channels, columns] tensor of that region.", fn: surfReadRegion},
 		{sig: "fill(value)", doc: "Sets every element to value.", fn: surfFill},
@@ -394,6 +397,27 @@ func surfCopyFrom(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		count = src.s.Channels() - from
 	}
 	if err := s.CopyChannels(to, src.s, from, count); err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
+	return starlark.None, nil
+}
+
+func surfCopyRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	s := recvSurface(b)
+	var src *surface
+	var ch, col, srcCh, srcCol int
+	nch, ncol := -1, -1
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "src", &src, "channel", &ch, "column", &col,
+		"src_channel?", &srcCh, "src_column?", &srcCol, "channels??", &nch, "columns??", &ncol); err != nil {
+		return nil, err
+	}
+	if nch < 0 {
+		nch = src.s.Channels() - srcCh
+	}
+	if ncol < 0 {
+		ncol = src.s.Spatial() - srcCol
+	}
+	if err := s.CopyRegion(ch, col, src.s, srcCh, srcCol, nch, ncol); err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
