@@ -3,11 +3,14 @@ package cpu
 import (
 	"fmt"
 	"math"
+
+	"github.com/anestar/anestar/internal/fastexp"
 )
 
 // SoftmaxCrossEntropy returns the summed next-token cross-entropy of the
 // rows of logits [rows, cols] against targets (one class index per row):
-// sum_r -log softmax(logits[r])[targets[r]], in float64. grad, when not
+// sum_r -log softmax(logits[r])[targets[r]], in float64 over float32
+// exponentials (fastexp, within 2 ulp). grad, when not
 // nil, gets scale * (softmax(logits[r]) - onehot(targets[r])) per row; it may
 // be logits itself, so a language model's classifier output becomes its
 // gradient in place and the logits of one sequence are all it ever holds.
@@ -22,6 +25,10 @@ func SoftmaxCrossEntropy(grad, logits []float32, targets []int, rows, cols int, 
 	}
 	sums := make([]float64, rows)
 	parallelFor(rows, max(1, elemGrain/cols), func(lo, hi int) {
+		var scratch []float32 // the exponentials of a row when there is no gradient to hold them
+		if grad == nil {
+			scratch = make([]float32, cols)
+		}
 		for r := lo; r < hi; r++ {
 			z := logits[r*cols : (r+1)*cols]
 			l := targets[r]
@@ -30,18 +37,16 @@ func SoftmaxCrossEntropy(grad, logits []float32, targets []int, rows, cols int, 
 			for _, v := range z[1:] {
 				m = max(m, v)
 			}
+			g := scratch
+			if grad != nil {
+				g = grad[r*cols : (r+1)*cols] // may be z: Shifted reads each element before it writes it
+			}
+			fastexp.Shifted(g, z, m, false) // e^(z - m) in float32, within 2 ulp
 			var sum float64
-			if grad == nil {
-				for _, v := range z {
-					sum += math.Exp(float64(v - m))
-				}
-			} else { // the exponentials go into g (which may be z: each is read before it is written)
-				g := grad[r*cols : (r+1)*cols]
-				for j, v := range z {
-					e := math.Exp(float64(v - m))
-					g[j] = float32(e)
-					sum += e
-				}
+			for _, e := range g {
+				sum += float64(e)
+			}
+			if grad != nil {
 				inv := float32(float64(scale) / sum)
 				for j := range g {
 					g[j] *= inv

@@ -20,7 +20,7 @@ func binVSAVX2(op vecOp, dst, a *float32, s float32, n int)
 // hasBinVec reports whether the CPU and OS support AVX2; hasRoundVec whether F16C too, for the loops
 // that round their results.
 var (
-	hasBinVec   = hasExpVec
+	hasBinVec   = half.HasAVX2()
 	hasRoundVec = hasBinVec && half.HasF16C()
 )
 

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/anestar/anestar/half"
+	"github.com/anestar/anestar/internal/fastexp"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -330,17 +331,17 @@ func unaryOp(c *compiler, op *mil.Op) (step, error) {
 	case "sqrt":
 		f = mapF64(math.Sqrt)
 	case "exp":
-		f, cost = func(dst, src []float32) { expShifted(dst, src, 0, false) }, 4
+		f, cost = func(dst, src []float32) { fastexp.Shifted(dst, src, 0, false) }, 4
 	case "sigmoid":
 		f, cost = func(dst, src []float32) {
-			expShifted(dst, src, 0, true)
+			fastexp.Shifted(dst, src, 0, true)
 			for i, e := range dst {
 				dst[i] = 1 / (1 + e)
 			}
 		}, 5
 	case "silu":
 		f, cost = func(dst, src []float32) {
-			expShifted(dst, src, 0, true)
+			fastexp.Shifted(dst, src, 0, true)
 			src = src[:len(dst)]
 			for i, e := range dst {
 				dst[i] = src[i] * float32(1/(1+e))

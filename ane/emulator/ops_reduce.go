@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/anestar/anestar/half"
+	"github.com/anestar/anestar/internal/fastexp"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -202,7 +203,7 @@ func softmaxOp(c *compiler, op *mil.Op) (step, error) {
 			for j := 0; j < n; j++ {
 				dst := od[base+j*inner+i0 : base+j*inner+i1]
 				for i, v := range xd[base+j*inner+i0 : base+j*inner+i1] {
-					e := exp32(v - mx[i])
+					e := fastexp.Exp32(v - mx[i])
 					dst[i] = e
 					sum[i] += e
 				}
@@ -236,7 +237,7 @@ func softmaxRow(dst, row []float32) {
 // expNormalize sets dst to exp(row - m) scaled to sum to 1: softmaxRow once m, the row's maximum, is
 // known.
 func expNormalize(dst, row []float32, m float32) {
-	expShifted(dst, row, m, false)
+	fastexp.Shifted(dst, row, m, false)
 	var s float32
 	for _, e := range dst {
 		s += e

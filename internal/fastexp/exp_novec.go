@@ -1,6 +1,6 @@
 //go:build !amd64 || noasm
 
-package emulator
+package fastexp
 
 // expVecWidth is the lanes of one vector block; there is no vector code on this architecture.
 const expVecWidth = 8

@@ -1,6 +1,6 @@
 //go:build !noasm
 
-package emulator
+package fastexp
 
 import (
 	"math"

@@ -1,10 +1,13 @@
-package emulator
+// Package fastexp is e^x in float32 without a trip through float64, for the emulator's exp ops (whose
+// bits it defines) and the host's softmax cross-entropy: Exp32 within 2 ulp, and Shifted, which applies
+// it to a slice eight lanes at a time on AVX2 with the same bits.
+package fastexp
 
 import "math"
 
-// exp32 is e^x in float32 to within 2 ulp, without a trip through float64: Cody-Waite range reduction
+// Exp32 is e^x in float32 to within 2 ulp, without a trip through float64: Cody-Waite range reduction
 // x = n*ln2 + r with |r| <= ln2/2 and a degree-6 polynomial for e^r, scaled by 2^n through the exponent.
-func exp32(x float32) float32 {
+func Exp32(x float32) float32 {
 	switch {
 	case x != x:
 		return x
@@ -51,13 +54,10 @@ const (
 	expC1     float32 = 5.0000001201e-1
 )
 
-// sigmoid32 is 1/(1+e^-x).
-func sigmoid32(x float32) float32 { return 1 / (1 + exp32(-x)) }
-
-// expShifted sets dst[i] = exp32(±src[i] - shift), minus when neg, with the same bits as exp32. Where
+// Shifted sets dst[i] = Exp32(±src[i] - shift), minus when neg, with the same bits as exp32. Where
 // the CPU has the vector unit for it (fastmath_amd64.go) blocks of eight run there; a block holding an
 // argument the vector code leaves to the scalar code, and the tail, run expShiftedGo.
-func expShifted(dst, src []float32, shift float32, neg bool) {
+func Shifted(dst, src []float32, shift float32, neg bool) {
 	src = src[:len(dst)]
 	if !hasExpVec {
 		expShiftedGo(dst, src, shift, neg)
@@ -82,7 +82,7 @@ func expShiftedGo(dst, src []float32, shift float32, neg bool) {
 		}
 		x -= shift
 		if !(x >= expFastLo && x <= expFastHi) {
-			dst[i] = exp32(x)
+			dst[i] = Exp32(x)
 			continue
 		}
 		t := float32(x*expLog2e) + 0.5

@@ -1,4 +1,4 @@
-package emulator
+package fastexp
 
 import (
 	"math"
@@ -9,18 +9,18 @@ import (
 func TestExp32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	check := func(x float32) {
-		got := float64(exp32(x))
+		got := float64(Exp32(x))
 		want := math.Exp(float64(x))
 		if want > math.MaxFloat32 {
 			if !math.IsInf(got, 1) {
-				t.Errorf("exp32(%v) = %v, want +Inf", x, got)
+				t.Errorf("Exp32(%v) = %v, want +Inf", x, got)
 			}
 			return
 		}
 		// 2 ulp of float32 at the result, or the smallest subnormal for tiny results.
 		tol := math.Max(2*math.Abs(want)*math.Pow(2, -23), math.Pow(2, -149))
 		if math.Abs(got-want) > tol {
-			t.Errorf("exp32(%v) = %v, want %v (error %g > %g)", x, got, want, math.Abs(got-want), tol)
+			t.Errorf("Exp32(%v) = %v, want %v (error %g > %g)", x, got, want, math.Abs(got-want), tol)
 		}
 	}
 	for range 200000 {
@@ -29,11 +29,11 @@ func TestExp32(t *testing.T) {
 	for _, x := range []float32{0, -0, 1, -1, 88.7, 88.72, 89, -87, -88, -100, -103.9, -104, -150, 1e-8, -1e-8} {
 		check(x)
 	}
-	if v := exp32(float32(math.Inf(-1))); v != 0 {
-		t.Errorf("exp32(-Inf) = %v, want 0", v)
+	if v := Exp32(float32(math.Inf(-1))); v != 0 {
+		t.Errorf("Exp32(-Inf) = %v, want 0", v)
 	}
-	if v := exp32(float32(math.NaN())); v == v {
-		t.Errorf("exp32(NaN) = %v, want NaN", v)
+	if v := Exp32(float32(math.NaN())); v == v {
+		t.Errorf("Exp32(NaN) = %v, want NaN", v)
 	}
 }
 
@@ -67,43 +67,14 @@ func TestExpShiftedMatchesExp32(t *testing.T) {
 		shift float32
 		neg   bool
 	}{{0, false}, {0, true}, {3.25, false}, {-7.5, true}} {
-		expShifted(dst, src, c.shift, c.neg)
+		Shifted(dst, src, c.shift, c.neg)
 		for i, x := range src {
 			if c.neg {
 				x = -x
 			}
-			want := exp32(x - c.shift)
+			want := Exp32(x - c.shift)
 			if math.Float32bits(dst[i]) != math.Float32bits(want) && !(want != want && dst[i] != dst[i]) {
-				t.Fatalf("shift %v neg %v: expShifted(%v) = %v, exp32 gives %v", c.shift, c.neg, src[i], dst[i], want)
-			}
-		}
-	}
-}
-
-// The exp, sigmoid and silu ops give the bits of the scalar formulas (FP32 mode, nothing rounded).
-func TestUnaryExpOpsMatchScalar(t *testing.T) {
-	const n = 4096
-	src := `program(1.3)
-{
-    func main<ios18>(tensor<fp32, [1, 1, 1, 4096]> x) {
-        tensor<fp32, [1, 1, 1, 4096]> e = exp(x=x)[name=string("e")];
-        tensor<fp32, [1, 1, 1, 4096]> s = sigmoid(x=x)[name=string("s")];
-        tensor<fp32, [1, 1, 1, 4096]> u = silu(x=x)[name=string("u")];
-    } -> (e, s, u);
-}
-`
-	rng := rand.New(rand.NewPCG(7, 8))
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = float32(rng.Float64()*220 - 110)
-	}
-	x[0], x[1], x[2] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
-	outs := run(t, compileText(t, Options{Numerics: FP32}, src), x)
-	for i, v := range x {
-		for j, want := range []float32{exp32(v), sigmoid32(v), v * sigmoid32(v)} {
-			got := outs[j][i]
-			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
-				t.Fatalf("op %d of x=%v: got %v, want %v", j, v, got, want)
+				t.Fatalf("shift %v neg %v: Shifted(%v) = %v, exp32 gives %v", c.shift, c.neg, src[i], dst[i], want)
 			}
 		}
 	}
@@ -151,9 +122,9 @@ func TestExpShiftedVectorMatchesScalar(t *testing.T) {
 		want := make([]float32, n)
 		expShiftedGo(want, src, shift, neg)
 		got := make([]float32, n)
-		expShifted(got, src, shift, neg)
+		Shifted(got, src, shift, neg)
 		inPlace := append([]float32(nil), src...)
-		expShifted(inPlace, inPlace, shift, neg)
+		Shifted(inPlace, inPlace, shift, neg)
 		for i := range want {
 			w := math.Float32bits(want[i])
 			if math.Float32bits(got[i]) != w || math.Float32bits(inPlace[i]) != w {
@@ -174,7 +145,7 @@ func BenchmarkExpShifted(b *testing.B) {
 	b.Run("dispatch", func(b *testing.B) {
 		b.SetBytes(4 * int64(len(src)))
 		for b.Loop() {
-			expShifted(dst, src, 5, false)
+			Shifted(dst, src, 5, false)
 		}
 	})
 	b.Run("go", func(b *testing.B) {
