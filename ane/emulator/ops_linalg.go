@@ -132,6 +132,13 @@ func (c *compiler) planMatmulT(op *mil.Op, out []int, transposed bool) (*mmPlan,
 	if err != nil {
 		return nil, err
 	}
+	// A matrix read in place (matrix_view.go) is one matrix: its batch offsets are all 0.
+	if x.ld > 0 {
+		xc = x.ld
+	}
+	if y.ld > 0 {
+		yc = y.ld
+	}
 	return &mmPlan{x: x, y: y, tx: tx, ty: ty, m: m, n: n, k: k, xc: xc, yc: yc, xoff: xoff, yoff: yoff,
 		gemm: c.gemmFor(x, y, false), gemmSerial: c.gemmFor(x, y, true)}, nil
 }

@@ -13,16 +13,17 @@ func aliasOp(c *compiler, op *mil.Op) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
-	if numel(out.shape) != len(x.data) {
-		return step{}, opErr(op, "result %v holds %d elements, x %v holds %d", out.shape, numel(out.shape), x.shape, len(x.data))
+	if numel(out.shape) != numel(x.shape) {
+		return step{}, opErr(op, "result %v holds %d elements, x %v holds %d", out.shape, numel(out.shape), x.shape, numel(x.shape))
 	}
-	out.data = x.data
+	out.data, out.ld = x.data, x.ld
 	out.konst = x.konst
 	return step{outs: []*tensor{out}, exact: true}, nil
 }
 
 // viewStep makes out the strided view (dims of out, str, off) of x: an alias when the view is one
-// contiguous run of x, else a gather into out's own buffer.
+// contiguous run of x or a matrix that products read in place (matrix_view.go), else a gather into
+// out's own buffer.
 func viewStep(c *compiler, out, x *tensor, str []int, off int) step {
 	g := newGather(out.shape, str, off, nil, x.data)
 	if g.n == 0 {
@@ -31,6 +32,10 @@ func viewStep(c *compiler, out, x *tensor, str []int, off int) step {
 	}
 	if g.contiguous() {
 		out.data = x.data[off : off+g.n]
+		return step{outs: []*tensor{out}, exact: true}
+	}
+	if rows, cols, ld, ok := c.matrixView(out, g); ok {
+		out.data, out.ld = x.data[off:off+(rows-1)*ld+cols], ld
 		return step{outs: []*tensor{out}, exact: true}
 	}
 	out.data = c.plan.alloc(out.name, g.n)
@@ -123,7 +128,7 @@ func sliceOp(c *compiler, op *mil.Op) (step, error) {
 	// The view is walked over count (squeezed dims have extent 1 and do not change the order).
 	view := &tensor{name: out.name, shape: count}
 	s := viewStep(c, view, x, str, off)
-	out.data = view.data
+	out.data, out.ld = view.data, view.ld
 	s.outs = []*tensor{out}
 	return s, nil
 }
