@@ -1,8 +1,11 @@
 package ane
 
 import (
+	"encoding/binary"
 	"fmt"
+	"unsafe"
 
+	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/internal/par"
 	"github.com/anestar/anestar/mil"
@@ -70,6 +73,15 @@ func encode(d mil.DType, dst []byte, src []float32) {
 	half.EncodeF32To(dst, src)
 }
 
+// floats is b as the float32 values it holds when the surface's dtype d is fp32, the host
+// little-endian and b 4-byte aligned (as surface memory is); nil otherwise.
+func floats(d mil.DType, b []byte) []float32 {
+	if d != mil.FP32 || len(b) < 4 || uintptr(unsafe.Pointer(&b[0]))%4 != 0 || binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
 // decode loads consecutive elements of dtype d from src into dst.
 func decode(d mil.DType, dst []float32, src []byte) {
 	if d == mil.FP16 {
@@ -123,6 +135,14 @@ func (s *Surface) WriteRegion(ch, nch, col, ncol int, src []float32, transposed 
 	}
 	es := s.ElemSize()
 	return s.access(false, func(b []byte) {
+		if f := floats(s.typ.DType, b); transposed && f != nil {
+			// fp32 in place: the channels [lo, hi) are the transpose of src's columns [lo, hi).
+			split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
+				// The region lies in the surface and src holds it (checked above): no error.
+				cpu.Transpose(f[(ch+lo)*s.spatial+col:], s.spatial, src[lo:], nch, ncol, hi-lo)
+			})
+			return
+		}
 		split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
 			var row [256]float32 // gather buffer for transposed rows, in pieces
 			for c := lo; c < hi; c++ {

@@ -103,39 +103,64 @@ func TestSplitCopyRegion(t *testing.T) {
 	}
 }
 
+// Regions written and read back, straight and transposed, big (split) and small, fp16 and fp32 (fp32
+// transposed writes go straight into the surface): every element lands where the formula says and
+// nothing outside the region changes.
 func TestSplitRegions(t *testing.T) {
-	const c, s = 300, 1024
-	const ch, nch, col, ncol = 20, 256, 100, 768 // a [256, 768] matrix beside other values
-	for _, transposed := range []bool{false, true} {
-		sf := bigSurface(t, "w", mil.FP16, c, s)
-		m := halfExact(nch*ncol, 3)
-		if err := sf.WriteRegion(ch, nch, col, ncol, m, transposed); err != nil {
-			t.Fatal(err)
+	for _, tc := range []struct {
+		d                  mil.DType
+		c, s               int
+		ch, nch, col, ncol int
+	}{
+		{mil.FP16, 300, 1024, 20, 256, 100, 768}, // a [256, 768] matrix beside other values
+		{mil.FP32, 300, 1024, 20, 256, 100, 768},
+		{mil.FP32, 301, 1031, 17, 255, 101, 771}, // odd sizes, split
+		{mil.FP32, 11, 37, 3, 5, 9, 13},          // odd sizes, one piece
+		{mil.FP32, 4, 9, 0, 4, 8, 1},             // one column at the edge
+	} {
+		for _, transposed := range []bool{false, true} {
+			checkRegion(t, tc.d, tc.c, tc.s, tc.ch, tc.nch, tc.col, tc.ncol, transposed)
 		}
-		got := make([]float32, nch*ncol)
-		if err := sf.ReadRegion(ch, nch, col, ncol, got); err != nil {
-			t.Fatal(err)
+	}
+}
+
+// checkRegion writes an nch x ncol region at (ch, col) of a fresh c x s surface of dtype d and checks
+// the whole surface.
+func checkRegion(t *testing.T, d mil.DType, c, s, ch, nch, col, ncol int, transposed bool) {
+	t.Helper()
+	sf := bigSurface(t, "w", d, c, s)
+	m := halfExact(nch*ncol, 3)
+	if d == mil.FP32 {
+		for i := range m {
+			m[i] += float32(i) / 3 // values fp16 does not hold
 		}
-		for r := range nch {
-			for j := range ncol {
-				want := m[r*ncol+j]
-				if transposed {
-					want = m[j*nch+r]
-				}
-				if g := got[r*ncol+j]; g != want {
-					t.Fatalf("transposed %v: region element [%d, %d] = %v, want %v", transposed, r, j, g, want)
-				}
+	}
+	if err := sf.WriteRegion(ch, nch, col, ncol, m, transposed); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, nch*ncol)
+	if err := sf.ReadRegion(ch, nch, col, ncol, got); err != nil {
+		t.Fatal(err)
+	}
+	for r := range nch {
+		for j := range ncol {
+			want := m[r*ncol+j]
+			if transposed {
+				want = m[j*nch+r]
+			}
+			if g := got[r*ncol+j]; g != want {
+				t.Fatalf("%s %dx%d transposed %v: region element [%d, %d] = %v, want %v", d, nch, ncol, transposed, r, j, g, want)
 			}
 		}
-		all := make([]float32, c*s)
-		if err := sf.ReadChannels(0, c, all); err != nil {
-			t.Fatal(err)
-		}
-		for i, v := range all {
-			r, j := i/s-ch, i%s-col
-			if (r < 0 || r >= nch || j < 0 || j >= ncol) && v != 0 {
-				t.Fatalf("transposed %v: channel %d column %d outside the region = %v", transposed, i/s, i%s, v)
-			}
+	}
+	all := make([]float32, c*s)
+	if err := sf.ReadChannels(0, c, all); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range all {
+		r, j := i/s-ch, i%s-col
+		if (r < 0 || r >= nch || j < 0 || j >= ncol) && v != 0 {
+			t.Fatalf("%s %dx%d transposed %v: channel %d column %d outside the region = %v", d, nch, ncol, transposed, i/s, i%s, v)
 		}
 	}
 }
