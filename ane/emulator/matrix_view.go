@@ -3,13 +3,14 @@ package emulator
 import "github.com/anestar/anestar/mil"
 
 // Matrices read in place. A slice that takes a block of rows and columns out of a wider matrix (the
-// weights and activations a kernel carves out of one packed input) is a matrix with a leading dimension
-// above its width: a product can read it where it lies, with that leading dimension, instead of from a
-// gathered copy. The compiler does so for a slice whose every use is the x or y of a matmul, directly or
-// through reshapes, squeezes and expand_dims that keep it one matrix of the same rows and columns. The
-// BLAS forms each element of a product as the same float32 sum of the same products whatever the
-// leading dimensions, so the bits do not change (matrix_view_test.go compares with the gathered copy).
-// A kernel compiled without fusions (or checking numerics) gathers every slice.
+// weights and activations a kernel carves out of one packed input) is a matrix with a leading
+// dimension above its width: a product can read it where it lies, with that leading dimension, instead
+// of from a gathered copy. The compiler does so for a slice whose every use is the x or y of a matmul,
+// directly, through a transpose folded into matmuls, or through reshapes, squeezes and expand_dims
+// that keep it one matrix of the same rows and columns. The BLAS forms each element of a product as the
+// same float32 sum of the same products whatever the leading dimensions, so the bits do not change
+// (matrix_view_test.go compares with the gathered copy). A kernel compiled without fusions (or checking
+// numerics) gathers every slice.
 
 // aliasKinds are the ops whose result shares its input's buffer (aliasOp).
 var aliasKinds = map[string]bool{"reshape": true, "expand_dims": true, "squeeze": true}
@@ -54,6 +55,11 @@ func (c *compiler) findMatrixViews(g *graph) {
 			case r.Kind == "matmul":
 				s := resultShape(op)
 				ok = len(s) >= 2 && refsIn(r, name, "x", "y")
+				shapes = append(shapes, s)
+			case r.Kind == "transpose" && len(r.Results) == 1 && c.viaT[r.Results[0].Name] == name:
+				// A folded transpose (fuse_transpose.go): its matmuls read name itself.
+				s := resultShape(op)
+				ok = len(s) >= 2
 				shapes = append(shapes, s)
 			case aliasKinds[r.Kind] && ref(r, "x") == name && c.matViews[r.Results[0].Name] != nil:
 				shapes = append(shapes, c.matViews[r.Results[0].Name]...)
