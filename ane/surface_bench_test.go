@@ -6,32 +6,58 @@ import (
 	"github.com/anestar/anestar/mil"
 )
 
-// BenchmarkWriteRegion writes a weight matrix into a packed fp32 input the way the language model
-// stages its weights (dim 256, hidden 704, 1024 columns of activations beside them): [704, 256]
-// transposed and [256, 704] as it is, beside 1024 columns of activations. It reports ms per write.
+// BenchmarkStageWeights writes the weights of the language model's 4 layers into their packed fp32
+// kernel inputs the way its optimizer step does (dim 256, hidden 704, 8 sequences of 128 beside them):
+// per layer wq, wk, wv, wo transposed into the attention forward and backward inputs, w1 and w3
+// transposed and w2 as it is into the FFN forward and backward inputs. Each matrix and surface is its
+// own memory, as in a run, so most of it is out of cache. It reports ms per staging.
 //
-//	go test -run - -bench WriteRegion ./ane
-func BenchmarkWriteRegion(b *testing.B) {
-	const d, h, n = 256, 704, 1024
-	for _, tc := range []struct {
-		name       string
+//	go test -run - -bench StageWeights ./ane
+func BenchmarkStageWeights(b *testing.B) {
+	const layers, d, h, n = 4, 256, 704, 1024
+	type write struct {
+		sf         *Surface
+		col, ncol  int
+		w          []float32
 		transposed bool
-	}{{"transposed", true}, {"straight", false}} {
-		b.Run(tc.name, func(b *testing.B) {
-			sf, err := NewSurface("x", mil.Tensor(mil.FP32, 1, d, 1, n+3*h), NewHeapMemory(d*(n+3*h)*4))
-			if err != nil {
+	}
+	var writes []write
+	surface := func(cols int) *Surface {
+		sf, err := NewSurface("x", mil.Tensor(mil.FP32, 1, d, 1, cols), NewHeapMemory(d*cols*4))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return sf
+	}
+	matrix := func(k int) []float32 {
+		w := make([]float32, k)
+		for i := range w {
+			w[i] = float32(i%97) / 7
+		}
+		return w
+	}
+	for range layers {
+		attn := [4][]float32{matrix(d * d), matrix(d * d), matrix(d * d), matrix(d * d)}
+		for _, first := range []int{2 * n, 5 * n} { // forward: xn, rope; backward: dx2, q, k, v, rope
+			sf := surface(first + 4*d)
+			for i, w := range attn {
+				writes = append(writes, write{sf, first + i*d, d, w, true})
+			}
+		}
+		ffn := [3][]float32{matrix(h * d), matrix(h * d), matrix(d * h)}
+		for _, first := range []int{n, n + 2*h*n/d} { // forward: xn; backward: dy, h1 h3
+			sf := surface(first + 3*h)
+			for i, w := range ffn {
+				writes = append(writes, write{sf, first + i*h, h, w, i < 2})
+			}
+		}
+	}
+	for range b.N {
+		for _, w := range writes {
+			if err := w.sf.WriteRegion(0, d, w.col, w.ncol, w.w, w.transposed); err != nil {
 				b.Fatal(err)
 			}
-			w := make([]float32, d*h)
-			for i := range w {
-				w[i] = float32(i%97) / 7
-			}
-			for range b.N {
-				if err := sf.WriteRegion(0, d, n+h, h, w, tc.transposed); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1e3, "ms/write")
-		})
+		}
 	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1e3, "ms/staging")
 }
