@@ -37,17 +37,17 @@ type compiler struct {
 	// concatParts maps the result of a concat that lays its values end to end (one block each) to
 	// those values, so that an output concat can be written to its surface from the parts.
 	concatParts map[*tensor][]*tensor
-	plan        *planner           // the buffers of op results
-	noFuse      bool               // compile every op on its own (tests compare fused steps against this)
-	viaT        map[string]string  // folded transposes read by matmuls: result name -> input name
-	matViews    map[string][][]int // values only matmuls read: the shapes they read (matrix_view.go)
-	ar          *arena             // the backend's shared scratch
-	rec         *recycler          // where weights and surface memory come from
-	owned       [][]float32        // the buffers taken from rec, given back when the kernel closes
-	fill        map[*scratch]int   // per shared buffer the kernel uses, the elements it has carved
-	scratch     []*scratch         // the same, in order
-	mems        []*ane.HeapMemory  // the memory of the kernel's surfaces
-	inputs      map[*tensor]bool   // the function's inputs, filled from their surfaces at each Eval
+	plan        *planner             // the buffers of op results
+	noFuse      bool                 // compile every op on its own (tests compare fused steps against this)
+	viaT        map[string]string    // folded transposes read by matmuls: result name -> input name
+	views       map[string][]viewUse // values read in place where they lie: their uses (inplace.go)
+	ar          *arena               // the backend's shared scratch
+	rec         *recycler            // where weights and surface memory come from
+	owned       [][]float32          // the buffers taken from rec, given back when the kernel closes
+	fill        map[*scratch]int     // per shared buffer the kernel uses, the elements it has carved
+	scratch     []*scratch           // the same, in order
+	mems        []*ane.HeapMemory    // the memory of the kernel's surfaces
+	inputs      map[*tensor]bool     // the function's inputs, filled from their surfaces at each Eval
 }
 
 // errorf returns an error that names op's MIL position, kind and first result.

@@ -133,6 +133,6 @@ func (c *compiler) findFusions() (at map[int]*fusion, skip map[int]bool) {
 		}
 	}
 	c.foldTransposes(g, at, skip)
-	c.findMatrixViews(g)
+	c.findViews(g, at, skip)
 	return at, skip
 }

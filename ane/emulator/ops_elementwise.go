@@ -31,6 +31,12 @@ type bcastPlan struct {
 
 // planBroadcast builds the walk of out over operands that broadcast to it numpy-style.
 func planBroadcast(op *mil.Op, out []int, ins ...[]int) (*bcastPlan, error) {
+	return planBroadcastStrided(op, out, ins, make([][]int, len(ins)))
+}
+
+// planBroadcastStrided is planBroadcast for operands with element strides strs over their dims (nil
+// for a dense operand), whose innermost dim of more than one element has stride 1.
+func planBroadcastStrided(op *mil.Op, out []int, ins, strs [][]int) (*bcastPlan, error) {
 	r := len(out)
 	// Operand strides over out's dims, 0 where the operand broadcasts.
 	str := make([][]int, len(ins))
@@ -50,6 +56,9 @@ func planBroadcast(op *mil.Op, out []int, ins ...[]int) (*bcastPlan, error) {
 			case d == out[k]:
 				if d != 1 {
 					str[i][k] = n
+					if strs[i] != nil {
+						str[i][k] = strs[i][j]
+					}
 				}
 			case d == 1:
 			default:
@@ -141,7 +150,7 @@ func binaryOp(code binCode) builder {
 		if numel(want) != numel(out.shape) {
 			return step{}, opErr(op, "result has shape %v, x and y broadcast to %v", out.shape, want)
 		}
-		p, err := planBroadcast(op, want, x.shape, y.shape)
+		p, err := planBroadcastStrided(op, want, [][]int{x.shape, y.shape}, [][]int{viewStrides(x), viewStrides(y)})
 		if err != nil {
 			return step{}, err
 		}

@@ -132,7 +132,7 @@ func (c *compiler) planMatmulT(op *mil.Op, out []int, transposed bool) (*mmPlan,
 	if err != nil {
 		return nil, err
 	}
-	// A matrix read in place (matrix_view.go) is one matrix: its batch offsets are all 0.
+	// A view read in place (inplace.go) is one matrix: its batch offsets are all 0.
 	if x.ld > 0 {
 		xc = x.ld
 	}

@@ -16,13 +16,13 @@ func aliasOp(c *compiler, op *mil.Op) (step, error) {
 	if numel(out.shape) != numel(x.shape) {
 		return step{}, opErr(op, "result %v holds %d elements, x %v holds %d", out.shape, numel(out.shape), x.shape, numel(x.shape))
 	}
-	out.data, out.ld = x.data, x.ld
+	out.data, out.ld, out.cols = x.data, x.ld, x.cols
 	out.konst = x.konst
 	return step{outs: []*tensor{out}, exact: true}, nil
 }
 
 // viewStep makes out the strided view (dims of out, str, off) of x: an alias when the view is one
-// contiguous run of x or a matrix that products read in place (matrix_view.go), else a gather into
+// contiguous run of x or a view read in place (inplace.go), else a gather into
 // out's own buffer.
 func viewStep(c *compiler, out, x *tensor, str []int, off int) step {
 	g := newGather(out.shape, str, off, nil, x.data)
@@ -34,8 +34,8 @@ func viewStep(c *compiler, out, x *tensor, str []int, off int) step {
 		out.data = x.data[off : off+g.n]
 		return step{outs: []*tensor{out}, exact: true}
 	}
-	if rows, cols, ld, ok := c.matrixView(out, g); ok {
-		out.data, out.ld = x.data[off:off+(rows-1)*ld+cols], ld
+	if rows, cols, ld, ok := c.inPlace(out, g); ok {
+		out.data, out.ld, out.cols = x.data[off:off+(rows-1)*ld+cols], ld, cols
 		return step{outs: []*tensor{out}, exact: true}
 	}
 	out.data = c.plan.alloc(out.name, g.n)
@@ -128,7 +128,7 @@ func sliceOp(c *compiler, op *mil.Op) (step, error) {
 	// The view is walked over count (squeezed dims have extent 1 and do not change the order).
 	view := &tensor{name: out.name, shape: count}
 	s := viewStep(c, view, x, str, off)
-	out.data, out.ld = view.data, view.ld
+	out.data, out.ld, out.cols = view.data, view.ld, view.cols
 	s.outs = []*tensor{out}
 	return s, nil
 }

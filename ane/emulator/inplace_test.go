@@ -114,7 +114,7 @@ const matrixViewSrc = `program(1.3)
 // copies: transposed or not, as x or y, one column, through reshapes, squeezes and folded transposes,
 // read twice; blocks
 // also read by another op, read as a batch or taken with a stride are gathered.
-func TestMatrixViewsExact(t *testing.T) {
+func TestViewsInPlaceExact(t *testing.T) {
 	fixedOrderGemm(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, mode := range []struct {
@@ -146,6 +146,132 @@ func TestMatrixViewsExact(t *testing.T) {
 			for i := range want {
 				sameBits(t, fmt.Sprintf("%s/range %g/output %d", mode.dt, r, i), got[i], want[i])
 			}
+		}
+	}
+}
+
+// binaryViewSrc carves blocks out of one packed [1, 10, 1, 70] input for elementwise binary ops: two
+// blocks multiplied (p, q: rows of 40, the vector code), a block of short rows plus a broadcast row
+// (r), the even and odd channels of pairs of an op's result (ev, od, as RoPE takes them), a block read
+// through a reshape (u) and one read by a matmul and an add (w); gathered: one column (cl) and a block
+// whose reshape merges its rows (v).
+const binaryViewSrc = `program(1.3)
+{
+    func main<ios18>(tensor<%[1]s, [1, 10, 1, 70]> x) {
+        tensor<int32, [4]> pb = const()[name=string("pb"), val=tensor<int32, [4]>([0, 1, 0, 3])];
+        tensor<int32, [4]> pz = const()[name=string("pz"), val=tensor<int32, [4]>([1, 4, 1, 40])];
+        tensor<%[1]s, [1, 4, 1, 40]> p = slice_by_size(x=x, begin=pb, size=pz)[name=string("p")];
+        tensor<int32, [4]> qb = const()[name=string("qb"), val=tensor<int32, [4]>([0, 5, 0, 20])];
+        tensor<%[1]s, [1, 4, 1, 40]> q = slice_by_size(x=x, begin=qb, size=pz)[name=string("q")];
+        tensor<%[1]s, [1, 4, 1, 40]> s1 = mul(x=p, y=q)[name=string("s1")];
+        tensor<int32, [4]> rb = const()[name=string("rb"), val=tensor<int32, [4]>([0, 0, 0, 50])];
+        tensor<int32, [4]> rz = const()[name=string("rz"), val=tensor<int32, [4]>([1, 4, 1, 7])];
+        tensor<%[1]s, [1, 4, 1, 7]> r = slice_by_size(x=x, begin=rb, size=rz)[name=string("r")];
+        tensor<%[1]s, [1, 1, 1, 7]> c0 = const()[name=string("c0"), val=tensor<%[1]s, [1, 1, 1, 7]>([0.5, -1, 2, 0.25, 3, -0.75, 1.5])];
+        tensor<%[1]s, [1, 4, 1, 7]> s2 = add(x=c0, y=r)[name=string("s2")];
+        tensor<int32, [4]> eb = const()[name=string("eb"), val=tensor<int32, [4]>([0, 2, 0, 40])];
+        tensor<int32, [4]> ez = const()[name=string("ez"), val=tensor<int32, [4]>([1, 8, 1, 30])];
+        tensor<%[1]s, [1, 8, 1, 30]> es = slice_by_size(x=x, begin=eb, size=ez)[name=string("es")];
+        tensor<%[1]s, [1, 8, 1, 30]> e = relu(x=es)[name=string("e")];
+        tensor<int32, [4]> e4 = const()[name=string("e4"), val=tensor<int32, [4]>([1, 4, 2, 30])];
+        tensor<%[1]s, [1, 4, 2, 30]> er = reshape(x=e, shape=e4)[name=string("er")];
+        tensor<int32, [4]> b0 = const()[name=string("b0"), val=tensor<int32, [4]>([0, 0, 0, 0])];
+        tensor<int32, [4]> b1 = const()[name=string("b1"), val=tensor<int32, [4]>([0, 0, 1, 0])];
+        tensor<int32, [4]> hz = const()[name=string("hz"), val=tensor<int32, [4]>([1, 4, 1, 30])];
+        tensor<%[1]s, [1, 4, 1, 30]> ev = slice_by_size(x=er, begin=b0, size=hz)[name=string("ev")];
+        tensor<%[1]s, [1, 4, 1, 30]> od = slice_by_size(x=er, begin=b1, size=hz)[name=string("od")];
+        tensor<%[1]s, [1, 4, 1, 30]> s4 = sub(x=ev, y=od)[name=string("s4")];
+        tensor<int32, [4]> ub = const()[name=string("ub"), val=tensor<int32, [4]>([0, 2, 0, 10])];
+        tensor<int32, [4]> uz = const()[name=string("uz"), val=tensor<int32, [4]>([1, 6, 1, 8])];
+        tensor<%[1]s, [1, 6, 1, 8]> u = slice_by_size(x=x, begin=ub, size=uz)[name=string("u")];
+        tensor<int32, [3]> u3 = const()[name=string("u3"), val=tensor<int32, [3]>([1, 6, 8])];
+        tensor<%[1]s, [1, 6, 8]> ur = reshape(x=u, shape=u3)[name=string("ur")];
+        tensor<%[1]s, [1, 6, 8]> s5 = maximum(x=ur, y=%[2]s)[name=string("s5")];
+        tensor<int32, [4]> wb = const()[name=string("wb"), val=tensor<int32, [4]>([0, 3, 0, 31])];
+        tensor<int32, [4]> wz = const()[name=string("wz"), val=tensor<int32, [4]>([1, 6, 1, 6])];
+        tensor<%[1]s, [1, 6, 1, 6]> ws = slice_by_size(x=x, begin=wb, size=wz)[name=string("ws")];
+        tensor<int32, [2]> w2 = const()[name=string("w2"), val=tensor<int32, [2]>([6, 6])];
+        tensor<%[1]s, [6, 6]> w = reshape(x=ws, shape=w2)[name=string("w")];
+        tensor<%[1]s, [6, 6]> wm = matmul(x=w, y=w)[name=string("wm")];
+        tensor<%[1]s, [6, 6]> s6 = add(x=wm, y=w)[name=string("s6")];
+        tensor<int32, [4]> cb = const()[name=string("cb"), val=tensor<int32, [4]>([0, 0, 0, 69])];
+        tensor<int32, [4]> cz = const()[name=string("cz"), val=tensor<int32, [4]>([1, 10, 1, 1])];
+        tensor<%[1]s, [1, 10, 1, 1]> cl = slice_by_size(x=x, begin=cb, size=cz)[name=string("cl")];
+        tensor<%[1]s, [1, 10, 1, 1]> s7 = mul(x=cl, y=cl)[name=string("s7")];
+        tensor<int32, [4]> vb = const()[name=string("vb"), val=tensor<int32, [4]>([0, 4, 0, 61])];
+        tensor<int32, [4]> vz = const()[name=string("vz"), val=tensor<int32, [4]>([1, 4, 1, 6])];
+        tensor<%[1]s, [1, 4, 1, 6]> vs = slice_by_size(x=x, begin=vb, size=vz)[name=string("vs")];
+        tensor<int32, [3]> v3 = const()[name=string("v3"), val=tensor<int32, [3]>([1, 2, 12])];
+        tensor<%[1]s, [1, 2, 12]> v = reshape(x=vs, shape=v3)[name=string("v")];
+        tensor<%[1]s, [1, 2, 12]> s8 = mul(x=v, y=v)[name=string("s8")];
+        tensor<int32, [4]> o5 = const()[name=string("o5"), val=tensor<int32, [4]>([1, 6, 1, 8])];
+        tensor<%[1]s, [1, 6, 1, 8]> out5 = reshape(x=s5, shape=o5)[name=string("out5")];
+        tensor<int32, [4]> o6 = const()[name=string("o6"), val=tensor<int32, [4]>([1, 6, 1, 6])];
+        tensor<%[1]s, [1, 6, 1, 6]> out6 = reshape(x=s6, shape=o6)[name=string("out6")];
+        tensor<int32, [4]> o8 = const()[name=string("o8"), val=tensor<int32, [4]>([1, 2, 1, 12])];
+        tensor<%[1]s, [1, 2, 1, 12]> out8 = reshape(x=s8, shape=o8)[name=string("out8")];
+    } -> (s1, s2, s4, out5, out6, s7, out8);
+}
+`
+
+// Blocks that elementwise binary ops read are read in place, with the bits of their gathered copies:
+// long and short rows, broadcast against a constant, of an op's result at a stride of two rows,
+// through a reshape, also read by a product; one column and a block whose rows a reshape merges are
+// gathered.
+func TestBinaryViewsInPlaceExact(t *testing.T) {
+	fixedOrderGemm(t)
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, mode := range []struct {
+		dt, scalar string
+		n          Numerics
+	}{{"fp16", "fp16(0.125)", FP16}, {"fp32", "fp32(0.125)", FP32}} {
+		p, err := mil.Parse("t.mil", []byte(fmt.Sprintf(binaryViewSrc, mode.dt, mode.scalar)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mil.Check(p); err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{Numerics: mode.n}
+		fused, err := compileWith(p.Funcs[0], nil, opts, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := compileWith(p.Funcs[0], nil, opts, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f, s := gathers(fused), gathers(plain); f != 3 || s != 10 {
+			t.Errorf("%s: %d slices gathered in place, %d separate; want 3 and 10", mode.dt, f, s)
+		}
+		for _, r := range []float64{0.5, 300} {
+			x := randInput(rng, 10*70, r)
+			got, want := run(t, fused, x), run(t, plain, x)
+			for i := range want {
+				sameBits(t, fmt.Sprintf("%s/range %g/output %d", mode.dt, r, i), got[i], want[i])
+			}
+		}
+	}
+}
+
+// rowSplit finds the trailing dims that hold one row.
+func TestRowSplit(t *testing.T) {
+	for _, tc := range []struct {
+		shape []int
+		cols  int
+		want  int
+	}{
+		{[]int{1, 128, 1, 1024}, 1024, 3},
+		{[]int{1, 6, 8}, 8, 2},
+		{[]int{2, 3, 4}, 12, 1},
+		{[]int{2, 3, 4}, 24, 0},
+		{[]int{1, 2, 12}, 6, -1},
+		{[]int{4, 1}, 1, 2},
+		{[]int{4, 1, 1}, 4, 0},
+		{[]int{3, 5}, 30, -1},
+	} {
+		if got := rowSplit(tc.shape, tc.cols); got != tc.want {
+			t.Errorf("rowSplit(%v, %d) = %d, want %d", tc.shape, tc.cols, got, tc.want)
 		}
 	}
 }
