@@ -88,6 +88,26 @@ func (g *gather) transpose2D(lo, hi, rr, cc, cstr int) {
 	}
 }
 
+// offsets returns the source offset of every destination element, in order.
+func (g *gather) offsets() []int {
+	at := make([]int, 0, g.n)
+	idx := make([]int, len(g.dims))
+	for range g.n {
+		s := g.off
+		for k, i := range idx {
+			s += i * g.str[k]
+		}
+		at = append(at, s)
+		for k := len(idx) - 1; k >= 0; k-- {
+			if idx[k]++; idx[k] < g.dims[k] {
+				break
+			}
+			idx[k] = 0
+		}
+	}
+	return at
+}
+
 // run does the copy.
 func (g *gather) run() {
 	if g.rows == 0 {

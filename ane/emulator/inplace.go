@@ -115,32 +115,92 @@ func refsIn(op *mil.Op, name string, args ...string) bool {
 	return in
 }
 
-// inPlace reports whether the view (dims of out, collapsed to g's) can be read in place as rows of
-// cols values ld > cols apart, and those sizes: every matmul that reads out (c.views) reads a value
-// of shape [1, ..., rows, cols]; every binary op reads a value whose last dims hold cols > 1 values.
-func (c *compiler) inPlace(out *tensor, g *gather) (rows, cols, ld int, ok bool) {
+// layout is how a view read in place lies in its data: rows of cols contiguous values, ld > cols
+// apart, or, for a view that only products read, a batch of matrices of rows ld apart, matrix i at
+// boff[i].
+type layout struct {
+	ld, cols int
+	boff     []int // nil for rows from data[0] on
+}
+
+// matrices rewrites offs, the first elements of a product's batch of matrices of size mat when dense,
+// to where they lie in the view, and returns the matrices' leading dimension.
+func (l *layout) matrices(offs []int, mat int) int {
+	if l.boff != nil {
+		for i, o := range offs {
+			offs[i] = l.boff[o/mat]
+		}
+	}
+	return l.ld
+}
+
+// inPlace returns the data and layout of the view (dims of out, collapsed to g's) of src when it can
+// be read in place, and a nil layout when it cannot. Every matmul that reads out (c.views) reads a
+// value of shape [1, ..., rows, cols], every binary op one whose last dims hold cols > 1 values, with
+// the rows ld apart; a view that only products read may also be any batch of matrices of rows ld
+// apart and contiguous columns, all read as the same [..., rows, cols].
+func (c *compiler) inPlace(out *tensor, g *gather, src []float32) ([]float32, *layout) {
 	uses := c.views[out.name]
 	if len(uses) == 0 {
-		return 0, 0, 0, false
+		return nil, nil
 	}
+	var rows, cols, ld int
 	switch {
 	case len(g.dims) == 2 && g.str[1] == 1 && g.str[0] > g.dims[1]:
 		rows, cols, ld = g.dims[0], g.dims[1], g.str[0]
 	case len(g.dims) == 1 && g.str[0] > 1:
 		rows, cols, ld = g.dims[0], 1, g.str[0]
 	default:
-		return 0, 0, 0, false
+		return c.batchInPlace(uses, g, src)
 	}
 	for _, u := range uses {
 		s, r := u.shape, len(u.shape)
 		switch {
 		case u.product && (r < 2 || s[r-2] != rows || s[r-1] != cols || numel(s[:r-2]) != 1):
-			return 0, 0, 0, false
+			return c.batchInPlace(uses, g, src)
 		case !u.product && (cols < 2 || rowSplit(s, cols) < 0):
-			return 0, 0, 0, false
+			return nil, nil
 		}
 	}
-	return rows, cols, ld, true
+	return src[g.off : g.off+(rows-1)*ld+cols], &layout{ld: ld, cols: cols}
+}
+
+// batchInPlace is inPlace for a view that only products read, all as [..., rows, cols]: it checks,
+// element by element, that the view is a batch of such matrices with one leading dimension and
+// contiguous columns.
+func (c *compiler) batchInPlace(uses []viewUse, g *gather, src []float32) ([]float32, *layout) {
+	s := uses[0].shape
+	r := len(s)
+	for _, u := range uses {
+		if !u.product || len(u.shape) < 2 || u.shape[len(u.shape)-2] != s[r-2] || u.shape[len(u.shape)-1] != s[r-1] {
+			return nil, nil
+		}
+	}
+	rows, cols := s[r-2], s[r-1]
+	mat := rows * cols
+	if mat == 0 || g.n%mat != 0 {
+		return nil, nil
+	}
+	at := g.offsets()
+	ld := cols
+	if rows > 1 {
+		ld = at[cols] - at[0]
+	}
+	if ld < max(cols, 1) {
+		return nil, nil
+	}
+	boff := make([]int, g.n/mat)
+	for b := range boff {
+		boff[b] = at[b*mat]
+		for i := 0; i < rows; i++ {
+			for j := 0; j < cols; j++ {
+				if at[b*mat+i*cols+j] != boff[b]+i*ld+j {
+					return nil, nil
+				}
+			}
+		}
+	}
+	return src, &layout{ld: ld, cols: cols, boff: boff}
 }
 
 // rowSplit is the largest j for which shape[j:] holds cols elements, -1 when there is none.
@@ -158,15 +218,15 @@ func rowSplit(shape []int, cols int) int {
 	return -1
 }
 
-// viewStrides returns the element strides of t over its dims when it is read in place (t.ld > 0),
-// nil when it is dense.
+// viewStrides returns the element strides of t over its dims when it is read in place (as rows, the
+// layouts binary ops read), nil when it is dense.
 func viewStrides(t *tensor) []int {
-	if t.ld == 0 {
+	if t.lay == nil {
 		return nil
 	}
-	j := rowSplit(t.shape, t.cols)
+	j := rowSplit(t.shape, t.lay.cols)
 	st := stridesOf(t.shape)
-	n := t.ld
+	n := t.lay.ld
 	for k := j - 1; k >= 0; k-- {
 		st[k] = n
 		n *= t.shape[k]

@@ -132,12 +132,12 @@ func (c *compiler) planMatmulT(op *mil.Op, out []int, transposed bool) (*mmPlan,
 	if err != nil {
 		return nil, err
 	}
-	// A view read in place (inplace.go) is one matrix: its batch offsets are all 0.
-	if x.ld > 0 {
-		xc = x.ld
+	// A view read in place (inplace.go) has its own leading dimension and matrix offsets.
+	if x.lay != nil {
+		xc = x.lay.matrices(xoff, xr*xc)
 	}
-	if y.ld > 0 {
-		yc = y.ld
+	if y.lay != nil {
+		yc = y.lay.matrices(yoff, yr*yc)
 	}
 	return &mmPlan{x: x, y: y, tx: tx, ty: ty, m: m, n: n, k: k, xc: xc, yc: yc, xoff: xoff, yoff: yoff,
 		gemm: c.gemmFor(x, y, false), gemmSerial: c.gemmFor(x, y, true)}, nil

@@ -16,7 +16,7 @@ func aliasOp(c *compiler, op *mil.Op) (step, error) {
 	if numel(out.shape) != numel(x.shape) {
 		return step{}, opErr(op, "result %v holds %d elements, x %v holds %d", out.shape, numel(out.shape), x.shape, numel(x.shape))
 	}
-	out.data, out.ld, out.cols = x.data, x.ld, x.cols
+	out.data, out.lay = x.data, x.lay
 	out.konst = x.konst
 	return step{outs: []*tensor{out}, exact: true}, nil
 }
@@ -34,8 +34,8 @@ func viewStep(c *compiler, out, x *tensor, str []int, off int) step {
 		out.data = x.data[off : off+g.n]
 		return step{outs: []*tensor{out}, exact: true}
 	}
-	if rows, cols, ld, ok := c.inPlace(out, g); ok {
-		out.data, out.ld, out.cols = x.data[off:off+(rows-1)*ld+cols], ld, cols
+	if data, lay := c.inPlace(out, g, x.data); lay != nil {
+		out.data, out.lay = data, lay
 		return step{outs: []*tensor{out}, exact: true}
 	}
 	out.data = c.plan.alloc(out.name, g.n)
@@ -128,7 +128,7 @@ func sliceOp(c *compiler, op *mil.Op) (step, error) {
 	// The view is walked over count (squeezed dims have extent 1 and do not change the order).
 	view := &tensor{name: out.name, shape: count}
 	s := viewStep(c, view, x, str, off)
-	out.data, out.ld, out.cols = view.data, view.ld, view.cols
+	out.data, out.lay = view.data, view.lay
 	s.outs = []*tensor{out}
 	return s, nil
 }

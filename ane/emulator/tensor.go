@@ -14,8 +14,7 @@ type tensor struct {
 	data    []float32 // the values in row-major order; numbers of every dtype are held as float32
 	konst   bool      // a compile-time constant
 	roundIn bool      // a function input whose only reader casts it to fp16: its transfer rounds it on the way in
-	ld      int       // when above 0, a view read in place (inplace.go): rows of cols values, ld apart in data
-	cols    int       // the row length of a view read in place
+	lay     *layout   // a view read in place (inplace.go); nil when data holds the values densely
 }
 
 // numel is the element count of a shape.
