@@ -76,12 +76,23 @@ func TestBLASInfoNumerics(t *testing.T) {
 		"--fp32":          {BackendName: "emulator", Settings: ane.Settings{FP32: true}},
 		"an fp32 backend": {Backend: emulator.New(emulator.Options{Numerics: emulator.FP32})},
 	} {
-		if s := info(cfg); strings.Contains(s, "AMX") {
+		s := info(cfg)
+		if strings.Contains(s, "fp16 products on AMX") {
 			t.Errorf("%s: blas_info %q names the fp16 products", name, s)
 		}
+		if amx := cpu.GemmName() == "amx"; amx != strings.Contains(s, "; products on AMX") {
+			t.Errorf("%s, float32 products on %s: blas_info %q", name, cpu.GemmName(), s)
+		}
 	}
-	s := info(Config{Backend: emulator.New(emulator.Options{})})
-	if amx := cpu.F16GemmName() == "amx"; amx != strings.Contains(s, "fp16 products on AMX") {
-		t.Errorf("fp16 numerics, products on %s: blas_info %q", cpu.F16GemmName(), s)
+	s := strings.TrimSpace(info(Config{Backend: emulator.New(emulator.Options{})}))
+	want := ""
+	switch {
+	case cpu.GemmName() == "amx":
+		want = "; products on AMX"
+	case cpu.F16GemmName() == "amx":
+		want = "; fp16 products on AMX"
+	}
+	if want != "" && !strings.HasSuffix(s, want) || want == "" && strings.Contains(s, "AMX") {
+		t.Errorf("fp16 numerics, products on %s and %s: blas_info %q, want the suffix %q", cpu.GemmName(), cpu.F16GemmName(), s, want)
 	}
 }

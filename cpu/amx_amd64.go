@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"github.com/anestar/anestar/half"
 )
@@ -64,7 +65,7 @@ func amxConfig(cfg *[64]byte)
 func amxRelease()
 
 //go:noescape
-func amxKernel(a, b *uint32, c *float32, ldc, chunks int, load bool)
+func amxKernel(a, b *uint32, c *float32, ldc, chunks, astep, bstep int, load, third bool)
 
 //go:noescape
 func amxTranspose16(dst, src *float32, stride int)
@@ -79,6 +80,7 @@ func amxConvB(hi, lo *uint32, src *float32, stride, rows int) (inexact uint32)
 type amxBufs struct {
 	a, b []uint32
 	c    []float32
+	lowB []bool // per group of B panels packed together: whether any element has a third part
 }
 
 var amxPool = sync.Pool{New: func() any { return new(amxBufs) }}
@@ -113,70 +115,129 @@ func tileSource(x []float32, ld int, trans bool, r0, c0, rows, cols int, tmp, tm
 	return src, stride
 }
 
-// packA packs op(A) (m x k) into pa: for each block of 32 rows, each k-chunk of 16, two tiles. It
-// returns false when an element is not an fp16 value.
-func packA(trans bool, m, k int, a []float32, lda int, pa []uint32) bool {
+// amxFormat is one way of packing operands for the tile kernels: fp16 values split in two bf16
+// parts (GemmF16) or float32 values in three (GemmF32, three set).
+type amxFormat struct {
+	aWords, bWords int  // packed words per k-chunk of 16: of a 32-row block of op(A), of a 32-column panel of op(B)
+	three          bool // three parts (amx32_amd64.go), else two
+}
+
+// f16Format packs fp16 values (see GemmF16): per k-chunk, A tiles (hi | lo) of rows 0-15 and
+// 16-31; B tiles (hi | hi) of columns 0-15 and 16-31, then (lo | lo) of both.
+var f16Format = &amxFormat{aWords: 512, bWords: 1024}
+
+// The format's conversions and kernel, called directly (not through function values) so that the
+// compiler sees the assembly's noescape and keeps tileSource's scratch blocks on the stack.
+
+// convA packs 16 rows of a 16x16 block of op(A) to the block's tiles from dst; convB one 16-column
+// half of a panel's block of op(B). Both report rows outside the contract (bad) and rows with a
+// non-zero third part (low).
+func (f *amxFormat) convA(dst *uint32, src *float32, stride, rows int) (bad, low uint32) {
+	if f.three {
+		return amxConvA3(dst, src, stride, rows)
+	}
+	return amxConvA(dst, src, stride, rows), 0
+}
+
+func (f *amxFormat) convB(dst *uint32, src *float32, stride, rows int) (bad, low uint32) {
+	if f.three {
+		return amxConvB3(dst, src, stride, rows)
+	}
+	return amxConvB(dst, (*uint32)(unsafe.Add(unsafe.Pointer(dst), 512*4)), src, stride, rows), 0
+}
+
+// kernel computes one 32x32 block of C; third adds the products of third parts, which are zero when
+// neither operand has any.
+func (f *amxFormat) kernel(a, b *uint32, c *float32, ldc, chunks int, load, third bool) {
+	amxKernel(a, b, c, ldc, chunks, f.aWords*4, f.bWords*4, load, third && f.three)
+}
+
+// packA packs op(A) (m x k) into pa: for each block of 32 rows, each k-chunk of 16, the format's
+// tiles. It reports whether every element is within the format's contract and whether any has a
+// third part.
+func (f *amxFormat) packA(trans bool, m, k int, a []float32, lda int, pa []uint32) (ok, low bool) {
 	kb := (k + 15) / 16
 	var tmp, tmp2 [256]float32
-	var inexact uint32
+	var bad, lows uint32
 	for rb := range (m + 31) / 32 * 2 {
 		for kc := range kb {
-			dst := pa[((rb/2*kb+kc)*2+rb%2)*256:][:256]
+			blk := pa[(rb/2*kb+kc)*f.aWords:][:f.aWords]
 			r0, k0 := rb*16, kc*16
 			if r0 >= m {
-				clear(dst)
+				for t := rb % 2 * 256; t < f.aWords; t += 512 {
+					clear(blk[t : t+256])
+				}
 				continue
 			}
 			src, stride := tileSource(a, lda, trans, r0, k0, min(16, m-r0), min(16, k-k0), &tmp, &tmp2)
-			inexact |= amxConvA(&dst[0], src, stride, 16)
+			b, l := f.convA(&blk[rb%2*256], src, stride, 16)
+			bad, lows = bad|b, lows|l
 		}
 	}
-	return inexact == 0
+	return bad == 0, lows != 0
 }
 
 // packB packs the panels of 32 columns from c0 up to c1 (a multiple of 32) and k-chunks
-// [kc0, kc0+chunks) of op(B) (k x n) into pb, panel after panel: per k-chunk, four tiles (hi of
-// columns 0-15, of 16-31, then lo of both). Rows of B are read across all the panels at once, not
-// panel by panel, for fewer pages per row. It returns false when an element is not an fp16 value.
-func packB(trans bool, k, n int, b []float32, ldb int, c0, c1, kc0, chunks int, pb []uint32) bool {
+// [kc0, kc0+chunks) of op(B) (k x n) into pb, panel after panel, per k-chunk the format's tiles.
+// Rows of B are read across all the panels at once, not panel by panel, for fewer pages per row.
+// It reports as packA does.
+func (f *amxFormat) packB(trans bool, k, n int, b []float32, ldb int, c0, c1, kc0, chunks int, pb []uint32) (ok, low bool) {
 	var tmp, tmp2 [256]float32
-	var inexact uint32
+	var bad, lows uint32
 	for kc := range chunks {
 		k0 := (kc0 + kc) * 16
 		for c := c0; c < c1; c += 16 {
-			half := c / 16 % 2
-			t := pb[((c-c0)/32*chunks+kc)*1024:]
-			hi, lo := t[half*256:][:256], t[(2+half)*256:][:256]
+			blk := pb[((c-c0)/32*chunks+kc)*f.bWords:][:f.bWords]
+			half := c / 16 % 2 * 256
 			if c >= n {
-				clear(hi)
-				clear(lo)
+				for t := half; t < f.bWords; t += 512 {
+					clear(blk[t : t+256])
+				}
 				continue
 			}
 			src, stride := tileSource(b, ldb, trans, k0, c, min(16, k-k0), min(16, n-c), &tmp, &tmp2)
-			inexact |= amxConvB(&hi[0], &lo[0], src, stride, 16)
+			bd, l := f.convB(&blk[half], src, stride, 16)
+			bad, lows = bad|bd, lows|l
 		}
 	}
-	return inexact == 0
+	return bad == 0, lows != 0
 }
 
-// gemmF16 is GemmF16 on validated arguments with m, n, k > 0. op(A) is packed whole; op(B) one
-// panel (32 columns by amxKC chunks) at a time, just before its first products, so that it is still
-// in cache for them. Blocks of rows of A keep the A panels of one k block in L2.
+// gemmF16 is GemmF16 on validated arguments with m, n, k > 0.
 func gemmF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
+	if !f16Format.gemm(transA, transB, m, n, k, a, lda, b, ldb, false, c, ldc) {
+		return ErrNotF16
+	}
+	return nil
+}
+
+// gemm computes C = op(A)*op(B), or C += op(A)*op(B) with accumulate, in the format on validated
+// arguments with m, n, k > 0. op(A) is packed whole; op(B) one panel (32 columns by amxKC chunks) at
+// a time, just before its first products, so that it is still in cache for them. Blocks of rows of A
+// keep the A panels of one k block in L2. It returns false, with C unchanged when accumulating and
+// partly written otherwise, when an operand holds a value outside the format's contract.
+func (f *amxFormat) gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, accumulate bool, c []float32, ldc int) bool {
 	bufs := amxPool.Get().(*amxBufs)
 	defer amxPool.Put(bufs)
 	mp, np, kb := (m+31)/32*32, (n+31)/32*32, (k+15)/16
-	bufs.a = grow(bufs.a, mp*kb*16)
-	bufs.b = grow(bufs.b, np*min(kb, amxKC)*32)
-	if !packA(transA, m, k, a, lda, bufs.a) {
-		return ErrNotF16
+	bufs.a = grow(bufs.a, mp/32*kb*f.aWords)
+	bufs.b = grow(bufs.b, np/32*min(kb, amxKC)*f.bWords)
+	okA, lowA := f.packA(transA, m, k, a, lda, bufs.a)
+	if !okA {
+		return false
 	}
-	// Whole 32x32 blocks are written to C in place; otherwise to a padded copy.
+	// Whole 32x32 blocks are written to C in place; otherwise, and when accumulating (C must stay
+	// as it was if B turns out to be outside the contract), to a padded copy.
 	out, ld := c, ldc
-	direct := m%32 == 0 && n%32 == 0
+	direct := !accumulate && m%32 == 0 && n%32 == 0
 	if !direct {
 		bufs.c = grow(bufs.c, mp*np)
 		out, ld = bufs.c, np
+		if accumulate {
+			for i := range m {
+				copy(out[i*ld:i*ld+n], c[i*ldc:i*ldc+n])
+			}
+		}
 	}
 	// The tile configuration and data belong to the OS thread: stay on it from LDTILECFG to TILERELEASE.
 	runtime.LockOSThread()
@@ -185,8 +246,10 @@ func gemmF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32
 loops:
 	for k0 := 0; k0 < kb; k0 += amxKC {
 		chunks := min(amxKC, kb-k0)
-		mb := max(1, amxABytes/(chunks*2048)) // 32-row blocks per block of A
-		nb := max(1, amxBBytes/(chunks*4096)) // panels of B packed together
+		mb := max(1, amxABytes/(chunks*f.aWords*4)) // 32-row blocks per block of A
+		nb := max(1, amxBBytes/(chunks*f.bWords*4)) // panels of B packed together
+		lowB := grow(bufs.lowB, (np/32+nb-1)/nb)
+		bufs.lowB = lowB
 		for i0 := 0; i0 < mp/32; i0 += mb {
 			for j := range np / 32 {
 				// With one block of A rows, a panel is done with before the next group is packed: reuse
@@ -195,13 +258,17 @@ loops:
 				if mb >= mp/32 {
 					slot = j % nb
 				}
-				pb := bufs.b[slot*chunks*1024:]
-				if i0 == 0 && j%nb == 0 && !packB(transB, k, n, b, ldb, j*32, min(j+nb, np/32)*32, k0, chunks, pb) {
-					exact = false
-					break loops
+				pb := bufs.b[slot*chunks*f.bWords:]
+				if i0 == 0 && j%nb == 0 {
+					ok, low := f.packB(transB, k, n, b, ldb, j*32, min(j+nb, np/32)*32, k0, chunks, pb)
+					if !ok {
+						exact = false
+						break loops
+					}
+					lowB[j/nb] = low
 				}
 				for i := i0; i < min(i0+mb, mp/32); i++ {
-					amxKernel(&bufs.a[(i*kb+k0)*512], &pb[0], &out[i*32*ld+j*32], ld*4, chunks, k0 > 0)
+					f.kernel(&bufs.a[(i*kb+k0)*f.aWords], &pb[0], &out[i*32*ld+j*32], ld*4, chunks, k0 > 0 || accumulate, lowA || lowB[j/nb])
 				}
 			}
 		}
@@ -209,12 +276,12 @@ loops:
 	amxRelease()
 	runtime.UnlockOSThread()
 	if !exact {
-		return ErrNotF16
+		return false
 	}
 	if !direct {
 		for i := range m {
 			copy(c[i*ldc:i*ldc+n], out[i*ld:])
 		}
 	}
-	return nil
+	return true
 }

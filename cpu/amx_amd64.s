@@ -45,13 +45,14 @@ TEXT ·amxRelease(SB), NOSPLIT, $0-0
 	TILERELEASE
 	RET
 
-// func amxKernel(a, b *uint32, c *float32, ldc, chunks int, load bool)
+// func amxKernel(a, b *uint32, c *float32, ldc, chunks, astep, bstep int, load, third bool)
 //
-// C (32x32 fp32, row stride ldc bytes) = C (when load, else 0) + A*B over chunks k-chunks. Per chunk, a
-// holds two A tiles (rows 0-15 and 16-31 of 16 (hi, lo) pairs) and b four B tiles (columns 0-15 and
-// 16-31 of the hi words, then of the lo words), each 16 rows of 64 bytes. C in tmm0-3, A in tmm4-5,
-// B in tmm6-7.
-TEXT ·amxKernel(SB), NOSPLIT, $0-41
+// C (32x32 floats at c, row stride ldc bytes) += (load) or = the product of one A panel and one B
+// panel, chunks k-chunks of 16, astep and bstep bytes a chunk. Per chunk, A holds tiles of rows 0-15
+// and 16-31 (for GemmF16 (hi|lo), for GemmF32 (h|m), then (h|l) of both), B tiles of columns 0-15
+// and 16-31 (GemmF16: (hi|hi), then (lo|lo) of both; GemmF32: (h|h), (m|m), then (l|h) of both).
+// With third the products of A's third and fourth tiles with B's fifth and sixth are added too.
+TEXT ·amxKernel(SB), NOSPLIT, $0-58
 	MOVQ a+0(FP), SI
 	MOVQ b+8(FP), DI
 	MOVQ c+16(FP), DX
@@ -61,22 +62,26 @@ TEXT ·amxKernel(SB), NOSPLIT, $0-41
 	MOVQ BX, AX
 	SHLQ $4, AX
 	ADDQ DX, AX // AX: row 16 of C
-	MOVBLZX load+40(FP), R10
+	MOVQ astep+40(FP), R12
+	MOVQ bstep+48(FP), R13
+	MOVBLZX load+56(FP), R10
+	MOVBLZX third+57(FP), R11
 	TESTQ R10, R10
-	JZ zero
+	JZ zero3
 	TILELOADD(0, rDX, rBX)
 	TILELOADD8(1, rDX, rBX, 64)
 	TILELOADD(2, rAX, rBX)
 	TILELOADD8(3, rAX, rBX, 64)
-	JMP loop
+	JMP start3
 
-zero:
+zero3:
 	TILEZERO(0)
 	TILEZERO(1)
 	TILEZERO(2)
 	TILEZERO(3)
 
-loop:
+start3:
+loop3:
 	TILELOADD(4, rSI, rCX)
 	TILELOADD32(5, rSI, rCX, 1024)
 	TILELOADD(6, rDI, rCX)
@@ -91,11 +96,24 @@ loop:
 	TDPBF16PS(1, 4, 7)
 	TDPBF16PS(2, 5, 6)
 	TDPBF16PS(3, 5, 7)
-	ADDQ $2048, SI
-	ADDQ $4096, DI
-	DECQ R9
-	JNZ loop
+	TESTQ R11, R11
+	JZ next3
+	TILELOADD32(4, rSI, rCX, 2048)
+	TILELOADD32(5, rSI, rCX, 3072)
+	TILELOADD32(6, rDI, rCX, 4096)
+	TILELOADD32(7, rDI, rCX, 5120)
+	TDPBF16PS(0, 4, 6)
+	TDPBF16PS(1, 4, 7)
+	TDPBF16PS(2, 5, 6)
+	TDPBF16PS(3, 5, 7)
 
+next3:
+	ADDQ R12, SI
+	ADDQ R13, DI
+	DECQ R9
+	JNZ loop3
+
+store3:
 	TILESTORED(0, rDX, rBX)
 	TILESTORED8(1, rDX, rBX, 64)
 	TILESTORED(2, rAX, rBX)

@@ -8,3 +8,7 @@ func AMXUsable() bool { return false }
 func gemmF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
 	return ErrNoAMX
 }
+
+func gemmF32(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, accumulate bool, c []float32, ldc int) bool {
+	return false
+}

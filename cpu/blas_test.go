@@ -28,6 +28,20 @@ func forEachBLAS(t *testing.T, f func(t *testing.T, lib BLAS)) {
 			f(t, lib)
 		})
 	}
+	// GemmF32's path, with the products it does not take (other scalings, operands outside its
+	// contract) on gonum.
+	t.Run("amx", func(t *testing.T) {
+		needAMX(t)
+		base, err := loadLibrary("gonum")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib := f32Library(base)
+		if lib == base {
+			t.Skipf("%s=%s keeps float32 products off AMX", AMXEnv, os.Getenv(AMXEnv))
+		}
+		f(t, lib)
+	})
 }
 
 // refSgemm computes alpha*op(A)*op(B) + beta*C in float64 straight from

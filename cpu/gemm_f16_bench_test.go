@@ -1,8 +1,9 @@
 package cpu
 
 import (
-	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -25,40 +26,73 @@ var gemmShapes = []struct {
 	{"big_768x512x2048", false, false, 768, 512, 2048},
 }
 
-// BenchmarkGemmF16 compares GemmF16 on AMX with the BLAS's sgemm on one goroutine (the library
-// called directly, without Sgemm's split over goroutines), shape by shape, both on the same fp16
-// operands; run with OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 for OpenBLAS's best kernels.
-func BenchmarkGemmF16(b *testing.B) {
+// gemmShape is one of gemmShapes with its leading dimensions and flop count.
+type gemmShape struct {
+	name           string
+	transA, transB bool
+	m, n, k        int
+	lda, ldb       int
+	flops          float64
+}
+
+// benchGemms runs, for each of gemmShapes, the named products on operands from gen (the same for
+// all of them) and the BLAS's sgemm on one goroutine (the library called directly, without Sgemm's
+// split over goroutines), reporting GFLOP/s.
+func benchGemms(b *testing.B, gen func(*rand.Rand, int) []float32, products map[string]func(s gemmShape, x, y, c []float32) error) {
 	lib, err := loadLibrary("openblas")
 	if err != nil {
 		lib, _ = loadLibrary("gonum")
 	}
-	for _, s := range gemmShapes {
-		rng := rand.New(rand.NewPCG(1, 1))
-		x, y := randF16(rng, s.m*s.k), randF16(rng, s.k*s.n)
-		lda, ldb := s.k, s.n
+	names := slices.Sorted(maps.Keys(products))
+	for _, g := range gemmShapes {
+		s := gemmShape{name: g.name, transA: g.transA, transB: g.transB, m: g.m, n: g.n, k: g.k, lda: g.k, ldb: g.n,
+			flops: 2 * float64(g.m*g.n*g.k)}
 		if s.transA {
-			lda = s.m
+			s.lda = s.m
 		}
 		if s.transB {
-			ldb = s.k
+			s.ldb = s.k
 		}
-		c := make([]float32, s.m*s.n)
-		flops := 2 * float64(s.m*s.n*s.k)
-		b.Run(s.name+"/amx", func(b *testing.B) {
-			needAMX(b)
-			for b.Loop() {
-				if err := GemmF16(s.transA, s.transB, s.m, s.n, s.k, x, lda, y, ldb, c, s.n); err != nil {
-					b.Fatal(err)
+		rng := rand.New(rand.NewPCG(1, 1))
+		x, y, c := gen(rng, s.m*s.k), gen(rng, s.k*s.n), make([]float32, s.m*s.n)
+		run := func(name string, f func() error) {
+			b.Run(s.name+"/"+name, func(b *testing.B) {
+				for b.Loop() {
+					if err := f(); err != nil {
+						b.Fatal(err)
+					}
 				}
+				b.ReportMetric(s.flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+		for _, name := range names {
+			if AMXUsable() {
+				run(name, func() error { return products[name](s, x, y, c) })
 			}
-			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-		b.Run(fmt.Sprintf("%s/%s", s.name, lib.name), func(b *testing.B) {
-			for b.Loop() {
-				lib.sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, x, lda, y, ldb, 0, c, s.n)
-			}
-			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		}
+		run(lib.name, func() error {
+			lib.sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, x, s.lda, y, s.ldb, 0, c, s.n)
+			return nil
 		})
 	}
+}
+
+// BenchmarkGemmF16 compares GemmF16 on AMX with the BLAS's sgemm on the same fp16 operands; run with
+// OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 for OpenBLAS's best kernels.
+func BenchmarkGemmF16(b *testing.B) {
+	benchGemms(b, randF16, map[string]func(s gemmShape, x, y, c []float32) error{
+		"amx": func(s gemmShape, x, y, c []float32) error {
+			return GemmF16(s.transA, s.transB, s.m, s.n, s.k, x, s.lda, y, s.ldb, c, s.n)
+		},
+	})
+}
+
+// BenchmarkGemmF32 compares GemmF32 on AMX with the BLAS's sgemm on float32 operands (all three parts
+// in use), and GemmF32 on fp16 values (no third part: its products are skipped) as amx_f16values.
+func BenchmarkGemmF32(b *testing.B) {
+	gemm := func(s gemmShape, x, y, c []float32) error {
+		return GemmF32(s.transA, s.transB, s.m, s.n, s.k, x, s.lda, y, s.ldb, 0, c, s.n)
+	}
+	benchGemms(b, randF32, map[string]func(s gemmShape, x, y, c []float32) error{"amx": gemm})
+	benchGemms(b, randF16, map[string]func(s gemmShape, x, y, c []float32) error{"amx_f16values": gemm})
 }

@@ -7,27 +7,41 @@ import (
 	"sync"
 )
 
-// AMXEnv is the environment variable that turns the AMX path of SgemmF16 off: "off" runs the fp16
-// products on the BLAS too; empty or "auto" uses AMX where it is usable.
+// AMXEnv is the environment variable that chooses what runs on AMX tiles where they are usable:
+// empty or "auto" runs both the fp16 products (SgemmF16) and the float32 ones (Sgemm, SgemmSerial)
+// there; "f16" only the fp16 products; "off" neither, leaving everything to the BLAS.
 const AMXEnv = "ANESTAR_AMX"
 
-// ParseAMXEnv reads a value of AMXEnv: whether AMX may be used, or an error naming the valid values.
-func ParseAMXEnv(v string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "auto":
-		return true, nil
-	case "off":
-		return false, nil
+// AMX uses, the values ParseAMXEnv returns.
+const (
+	AMXOff  = "off"  // no product on AMX
+	AMXF16  = "f16"  // the fp16 products only
+	AMXAuto = "auto" // fp16 and float32 products
+)
+
+// ParseAMXEnv reads a value of AMXEnv: AMXAuto, AMXF16 or AMXOff, or an error naming the valid values.
+func ParseAMXEnv(v string) (string, error) {
+	switch s := strings.ToLower(strings.TrimSpace(v)); s {
+	case "", AMXAuto:
+		return AMXAuto, nil
+	case AMXF16, AMXOff:
+		return s, nil
 	}
-	return false, fmt.Errorf("%s=%s: want auto or off", AMXEnv, v)
+	return AMXOff, fmt.Errorf("%s=%s: want auto, f16 or off", AMXEnv, v)
 }
 
-// amxAllowed is AMXEnv's verdict, read once (an invalid value counts as off; the command line
-// reports it before anything runs).
-var amxAllowed = sync.OnceValue(func() bool {
-	ok, err := ParseAMXEnv(os.Getenv(AMXEnv))
-	return ok && err == nil
+// amxUse is AMXEnv's verdict, read once (an invalid value counts as off; the command line reports it
+// before anything runs).
+var amxUse = sync.OnceValue(func() string {
+	u, err := ParseAMXEnv(os.Getenv(AMXEnv))
+	if err != nil {
+		return AMXOff
+	}
+	return u
 })
+
+// amxAllowed reports whether AMXEnv lets the fp16 products run on AMX.
+func amxAllowed() bool { return amxUse() != AMXOff }
 
 // amxLibs caches the AMX library wrapped around each BLAS.
 var amxLibs sync.Map // *library -> *library
@@ -78,6 +92,43 @@ func f16Gemm(caller string, split, transA, transB bool, m, n, k int, alpha float
 		return fmt.Errorf("%s: %w", caller, s.err)
 	}
 	return f16Library(s.lib).gemm(caller, split, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// f32Libs caches the library with the AMX float32 path wrapped around each BLAS.
+var f32Libs sync.Map // *library -> *library
+
+// f32Library returns what Sgemm and SgemmSerial run on with base the current BLAS: base wrapped with
+// GemmF32's path, for products with alpha 1 and beta 0 or 1, when AMX is usable and AMXEnv is auto,
+// except on the reference gemm (see f16Library); else base.
+func f32Library(base *library) *library {
+	if base.name == ReferenceBLAS || amxUse() != AMXAuto || !AMXUsable() {
+		return base
+	}
+	if l, ok := f32Libs.Load(base); ok {
+		return l.(*library)
+	}
+	l := &library{name: base.name, info: base.info, sgemm: func(transA, transB bool, m, n, k int, alpha float32,
+		a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+		// Other scalings, and operands outside GemmF32's contract, go to the BLAS: with beta 1 C is
+		// then as it was, with beta 0 fully rewritten.
+		if alpha == 1 && (beta == 0 || beta == 1) && gemmF32(transA, transB, m, n, k, a, lda, b, ldb, beta == 1, c, ldc) {
+			return
+		}
+
+		base.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}}
+	l.goSplit.Store(true) // the AMX path is single-threaded: split large products over goroutines
+	actual, _ := f32Libs.LoadOrStore(base, l)
+	return actual.(*library)
+}
+
+// GemmName names what Sgemm's float32 products run on, for reports: "amx" (GemmF32's path, other
+// scalings and operands outside its contract on the BLAS) or "blas".
+func GemmName() string {
+	if s := currentBLAS(); s.lib != nil && f32Library(s.lib) != s.lib {
+		return "amx"
+	}
+	return "blas"
 }
 
 // F16GemmName names what SgemmF16 runs on, for reports: "amx" or "blas" (the current BLAS).

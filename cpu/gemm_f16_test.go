@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -14,6 +15,28 @@ func needAMX(t testing.TB) {
 	t.Helper()
 	if !AMXUsable() {
 		t.Skip("AMX not usable here (needs amx_tile and amx_bf16, an OS that grants tile data, no noasm tag)")
+	}
+}
+
+// checkGemmResult fails t when an element of C (m x n, row stride ldc) is off its float64 value want
+// by more than an fp32 sgemm's bound — each of the k sums rounds once in fp32: 4(k+2) units of fp32
+// roundoff of scale (sum |a*b| + |beta*c|) — or, with nanPadding, when the padding between C's rows,
+// NaN before the product, was written.
+func checkGemmResult(t *testing.T, what string, m, n, k int, c []float32, ldc int, want, scale []float64, nanPadding bool) {
+	t.Helper()
+	for i := range m {
+		for j := range n {
+			got := c[i*ldc+j]
+			tol := 4 * float64(k+2) * 0x1p-24 * scale[i*n+j]
+			if d := math.Abs(float64(got) - want[i*n+j]); !(d <= tol) {
+				t.Fatalf("%s: C[%d,%d] = %g, want %g ± %g", what, i, j, got, want[i*n+j], tol)
+			}
+		}
+		for j := n; nanPadding && j < ldc && i*ldc+j < len(c); j++ {
+			if !math.IsNaN(float64(c[i*ldc+j])) {
+				t.Fatalf("%s: padding C[%d,%d] written", what, i, j)
+			}
+		}
 	}
 }
 
@@ -50,22 +73,7 @@ func TestGemmF16(t *testing.T) {
 				if err := GemmF16(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
 					t.Fatalf("%dx%dx%d tA=%v tB=%v: %v", m, n, k, transA, transB, err)
 				}
-				for i := range m {
-					for j := range n {
-						got := c[i*ldc+j]
-						// An fp32 sgemm's bound: each of the k sums rounds once in fp32.
-						tol := 4 * float64(k+2) * 0x1p-24 * scale[i*n+j]
-						if d := math.Abs(float64(got) - want[i*n+j]); !(d <= tol) {
-							t.Fatalf("%dx%dx%d tA=%v tB=%v pad %d: C[%d,%d] = %g, want %g ± %g",
-								m, n, k, transA, transB, pad, i, j, got, want[i*n+j], tol)
-						}
-					}
-					for j := n; j < ldc && i*ldc+j < len(c); j++ {
-						if !math.IsNaN(float64(c[i*ldc+j])) {
-							t.Fatalf("%dx%dx%d: padding C[%d,%d] written", m, n, k, i, j)
-						}
-					}
-				}
+				checkGemmResult(t, fmt.Sprintf("%dx%dx%d tA=%v tB=%v pad %d", m, n, k, transA, transB, pad), m, n, k, c, ldc, want, scale, true)
 			}
 		}
 	}
@@ -184,7 +192,7 @@ func TestSgemmF16(t *testing.T) {
 }
 
 func TestParseAMXEnv(t *testing.T) {
-	for v, want := range map[string]bool{"": true, "auto": true, " AUTO ": true, "off": false, "Off": false} {
+	for v, want := range map[string]string{"": AMXAuto, "auto": AMXAuto, " AUTO ": AMXAuto, "f16": AMXF16, "F16": AMXF16, "off": AMXOff, "Off": AMXOff} {
 		if got, err := ParseAMXEnv(v); err != nil || got != want {
 			t.Errorf("ParseAMXEnv(%q) = %v, %v; want %v", v, got, err, want)
 		}

@@ -65,7 +65,9 @@
 // in FP16 mode products of two fp16 operands go through cpu.SgemmF16 and cpu.SgemmF16Serial instead,
 // which run them on AMX tiles where the CPU has them (an exact bf16 split of each fp16 value, fp32
 // sums: the same arithmetic in another order of sums, 1.6-2.3x the rate of OpenBLAS's sgemm at the
-// language model's shapes; never on the reference gemm; ANESTAR_AMX=off keeps them on the BLAS);
+// language model's shapes; never on the reference gemm; ANESTAR_AMX=off keeps them on the BLAS), and
+// cpu.Sgemm itself runs float32 products on AMX too (cpu.GemmF32: a three-part split, fp32-class
+// error; ANESTAR_AMX=f16 leaves them to the BLAS);
 // general convs gather patches (im2col) first. exp, sigmoid, silu and softmax run exp32's operations
 // inline over whole slices (expShifted), bit for bit; on amd64 with AVX2 eight at a time in assembly
 // (fastmath_amd64.s), with the same operations in the same order, so the bits do not change (the

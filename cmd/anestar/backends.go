@@ -54,11 +54,16 @@ func runBackends(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "auto: %s (%s overrides)\n", auto, ane.EnvBackend)
 	fmt.Fprintf(stdout, "host BLAS: %s; %s forces one\n", cpu.CurrentBLASInfo(), cpu.BLASEnv)
-	f16 := "the BLAS"
+	f16, f32 := "the BLAS", "the BLAS"
 	if cpu.F16GemmName() == "amx" {
-		f16 = "AMX tiles (bf16 split, fp32 sums)"
+		f16 = "AMX tiles (exact split in two bf16 parts, fp32 sums)"
 	}
-	fmt.Fprintf(stdout, "emulator fp16 products: %s; %s=off keeps them on the BLAS\n", f16, cpu.AMXEnv)
+	if cpu.GemmName() == "amx" {
+		f32 = "AMX tiles (exact split in three bf16 parts, six of nine partial products, fp32 sums)"
+	}
+	fmt.Fprintf(stdout, "emulator fp16 products: %s\n", f16)
+	fmt.Fprintf(stdout, "float32 products (sgemm, emulator fp32): %s\n", f32)
+	fmt.Fprintf(stdout, "%s=f16 keeps float32 products on the BLAS, %s=off all products\n", cpu.AMXEnv, cpu.AMXEnv)
 	if info := cpu.CurrentBLASInfo(); info.Config != "" {
 		fmt.Fprintf(stdout, "BLAS build: %s\n", info.Config)
 	}
