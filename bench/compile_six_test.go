@@ -10,20 +10,27 @@ import (
 	"github.com/anestar/anestar/builtins"
 )
 
-// TestCompileSix runs compile_six.star at a small size and checks that it times every round.
-func TestCompileSix(t *testing.T) {
+// runScript runs script on the emulator with params and returns what it printed.
+func runScript(t *testing.T, script string, params map[string]string) string {
+	t.Helper()
 	var out bytes.Buffer
 	_, err := builtins.Run(context.Background(), builtins.Config{
-		Script:  "compile_six.star",
+		Script:  script,
 		Backend: emulator.New(emulator.Options{}),
-		Params:  map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "rounds": "2"},
+		Params:  params,
 		Stdout:  &out,
 	})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	rounds := regexp.MustCompile(`(?m)^round \d: build \d+ ms, compile \d+ ms, total \d+ ms$`).FindAllString(out.String(), -1)
+	return out.String()
+}
+
+// TestCompileSix runs compile_six.star at a small size and checks that it times every round.
+func TestCompileSix(t *testing.T) {
+	out := runScript(t, "compile_six.star", map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "rounds": "2"})
+	rounds := regexp.MustCompile(`(?m)^round \d: build \d+ ms, compile \d+ ms, total \d+ ms$`).FindAllString(out, -1)
 	if len(rounds) != 2 {
-		t.Errorf("want 2 timed rounds, got:\n%s", out.String())
+		t.Errorf("want 2 timed rounds, got:\n%s", out)
 	}
 }

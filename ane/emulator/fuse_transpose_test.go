@@ -6,19 +6,10 @@ import (
 	"testing"
 
 	"github.com/anestar/anestar/internal/refkernels"
-	"github.com/anestar/anestar/mil"
 )
 
 // copies counts the steps of k that materialise a transpose (a transpose step that computes no product).
-func copies(k *Kernel) int {
-	n := 0
-	for _, s := range k.steps {
-		if s.op != nil && s.op.Kind == "transpose" && s.flops == 0 {
-			n++
-		}
-	}
-	return n
-}
+func copies(k *Kernel) int { return viewCopies(k, "transpose") }
 
 // Transposes of the last two dims read only by matmuls, and transposes of matmul results, fold into the
 // products and give the separate ops' bits: rank 3 against a broadcast rank-2 operand, a transpose read
@@ -49,35 +40,13 @@ func TestFoldedTransposesExact(t *testing.T) {
 }
 `
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, mode := range []struct {
-		dt string
-		n  Numerics
-	}{{"fp16", FP16}, {"fp32", FP32}} {
-		p, err := mil.Parse("t.mil", []byte(fmt.Sprintf(src, mode.dt)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := mil.Check(p); err != nil {
-			t.Fatal(err)
-		}
-		opts := Options{Numerics: mode.n}
-		fused, err := compileWith(p.Funcs[0], nil, opts, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := compileWith(p.Funcs[0], nil, opts, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, mode := range exactModes {
+		fused, plain := compileSrcBoth(t, fmt.Sprintf(src, mode.dt), mode.n)
 		if f, s := copies(fused), copies(plain); f != 1 || s != 3 {
 			t.Errorf("%s: %d transposes copied fused, %d separate; want 1 and 3", mode.dt, f, s)
 		}
 		for _, r := range []float64{0.5, 30} {
-			a, b := randInput(rng, 60, r), randInput(rng, 42, r)
-			got, want := run(t, fused, a, b), run(t, plain, a, b)
-			for i := range want {
-				sameBits(t, fmt.Sprintf("%s/range %g/output %d", mode.dt, r, i), got[i], want[i])
-			}
+			sameOutputs(t, fmt.Sprintf("%s/range %g", mode.dt, r), fused, plain, randInput(rng, 60, r), randInput(rng, 42, r))
 		}
 	}
 }

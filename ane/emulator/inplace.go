@@ -33,22 +33,7 @@ type viewUse struct {
 // skip (findFusions) do not count as binary readers.
 func (c *compiler) findViews(g *graph, at map[int]*fusion, skip map[int]bool) {
 	c.views = map[string][]viewUse{}
-	uses := map[string][]int{} // value name -> indices of the ops reading it, once per operand
-	for i, op := range c.fn.Ops {
-		if op == nil {
-			continue
-		}
-		for _, a := range op.Args {
-			if a == nil {
-				continue
-			}
-			for _, o := range a.Operands {
-				if o.Ref != nil {
-					uses[o.Ref.Name] = append(uses[o.Ref.Name], i)
-				}
-			}
-		}
-	}
+	uses := readers(c.fn)
 	// Readers come after their operands: walk the ops backwards so that an alias's result is settled
 	// before its input.
 	for i := len(c.fn.Ops) - 1; i >= 0; i-- {

@@ -3,6 +3,7 @@ package emulator
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,14 +11,52 @@ import (
 )
 
 // gathers counts the slice steps of k that copy their view.
-func gathers(k *Kernel) int {
+func gathers(k *Kernel) int { return viewCopies(k, "slice_by_size", "slice_by_index") }
+
+// viewCopies counts the steps of k of the view op kinds that copy their view: steps that run and
+// compute no product.
+func viewCopies(k *Kernel, kinds ...string) int {
 	n := 0
 	for _, s := range k.steps {
-		if s.op != nil && (s.op.Kind == "slice_by_size" || s.op.Kind == "slice_by_index") && s.run != nil {
+		if s.op != nil && slices.Contains(kinds, s.op.Kind) && s.run != nil && s.flops == 0 {
 			n++
 		}
 	}
 	return n
+}
+
+// exactModes are the numerics the exactness tests run in, with their MIL dtype.
+var exactModes = []struct {
+	dt string
+	n  Numerics
+}{{"fp16", FP16}, {"fp32", FP32}}
+
+// compileSrcBoth parses and checks MIL source src and compiles it with fusions (fused) and without
+// (plain, every op on its own and every view gathered) in numerics n.
+func compileSrcBoth(t *testing.T, src string, n Numerics) (fused, plain *Kernel) {
+	t.Helper()
+	p := parseText(t, src)
+	err := mil.Check(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Numerics: n}
+	if fused, err = compileWith(p.Funcs[0], nil, opts, true); err != nil {
+		t.Fatal(err)
+	}
+	if plain, err = compileWith(p.Funcs[0], nil, opts, false); err != nil {
+		t.Fatal(err)
+	}
+	return fused, plain
+}
+
+// sameOutputs evaluates fused and plain on inputs ins and fails unless every output has the same bits.
+func sameOutputs(t *testing.T, what string, fused, plain *Kernel, ins ...[]float32) {
+	t.Helper()
+	got, want := run(t, fused, ins...), run(t, plain, ins...)
+	for i := range want {
+		sameBits(t, fmt.Sprintf("%s/output %d", what, i), got[i], want[i])
+	}
 }
 
 // matrixViewSrc carves blocks at odd offsets out of one packed [1, 12, 1, 23] input and multiplies
@@ -113,40 +152,17 @@ const matrixViewSrc = `program(1.3)
 
 // Blocks of a packed input that only matmuls read are read in place, with the bits of their gathered
 // copies: transposed or not, as x or y, one column, through reshapes, squeezes and folded transposes,
-// read twice; blocks
-// also read by another op, read as a batch or taken with a stride are gathered.
+// read twice, read as a batch; blocks also read by another op or taken with a stride are gathered.
 func TestViewsInPlaceExact(t *testing.T) {
 	fixedOrderGemm(t)
 	rng := rand.New(rand.NewPCG(21, 22))
-	for _, mode := range []struct {
-		dt string
-		n  Numerics
-	}{{"fp16", FP16}, {"fp32", FP32}} {
-		p, err := mil.Parse("t.mil", []byte(fmt.Sprintf(matrixViewSrc, mode.dt)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := mil.Check(p); err != nil {
-			t.Fatal(err)
-		}
-		opts := Options{Numerics: mode.n}
-		fused, err := compileWith(p.Funcs[0], nil, opts, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := compileWith(p.Funcs[0], nil, opts, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, mode := range exactModes {
+		fused, plain := compileSrcBoth(t, fmt.Sprintf(matrixViewSrc, mode.dt), mode.n)
 		if f, s := gathers(fused), gathers(plain); f != 2 || s != 11 {
 			t.Errorf("%s: %d slices gathered in place, %d separate; want 2 and 11", mode.dt, f, s)
 		}
 		for _, r := range []float64{0.5, 4} {
-			x := randInput(rng, 12*23, r)
-			got, want := run(t, fused, x), run(t, plain, x)
-			for i := range want {
-				sameBits(t, fmt.Sprintf("%s/range %g/output %d", mode.dt, r, i), got[i], want[i])
-			}
+			sameOutputs(t, fmt.Sprintf("%s/range %g", mode.dt, r), fused, plain, randInput(rng, 12*23, r))
 		}
 	}
 }
@@ -222,35 +238,13 @@ const binaryViewSrc = `program(1.3)
 func TestBinaryViewsInPlaceExact(t *testing.T) {
 	fixedOrderGemm(t)
 	rng := rand.New(rand.NewPCG(23, 24))
-	for _, mode := range []struct {
-		dt, scalar string
-		n          Numerics
-	}{{"fp16", "fp16(0.125)", FP16}, {"fp32", "fp32(0.125)", FP32}} {
-		p, err := mil.Parse("t.mil", []byte(fmt.Sprintf(binaryViewSrc, mode.dt, mode.scalar)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := mil.Check(p); err != nil {
-			t.Fatal(err)
-		}
-		opts := Options{Numerics: mode.n}
-		fused, err := compileWith(p.Funcs[0], nil, opts, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := compileWith(p.Funcs[0], nil, opts, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, mode := range exactModes {
+		fused, plain := compileSrcBoth(t, fmt.Sprintf(binaryViewSrc, mode.dt, mode.dt+"(0.125)"), mode.n)
 		if f, s := gathers(fused), gathers(plain); f != 3 || s != 10 {
 			t.Errorf("%s: %d slices gathered in place, %d separate; want 3 and 10", mode.dt, f, s)
 		}
 		for _, r := range []float64{0.5, 300} {
-			x := randInput(rng, 10*70, r)
-			got, want := run(t, fused, x), run(t, plain, x)
-			for i := range want {
-				sameBits(t, fmt.Sprintf("%s/range %g/output %d", mode.dt, r, i), got[i], want[i])
-			}
+			sameOutputs(t, fmt.Sprintf("%s/range %g", mode.dt, r), fused, plain, randInput(rng, 10*70, r))
 		}
 	}
 }
@@ -314,17 +308,6 @@ const headsSrc = `program(1.3)
 }
 `
 
-// transposes counts the transpose steps of k that copy their view.
-func transposes(k *Kernel) int {
-	n := 0
-	for _, s := range k.steps {
-		if s.op != nil && s.op.Kind == "transpose" && s.run != nil {
-			n++
-		}
-	}
-	return n
-}
-
 // Per-head matrices taken out of a [channels, sequences x positions] activation are read in place as
 // batches by the fused causal attention and by a plain product, with the bits of the gathered copies.
 func TestHeadsInPlaceExact(t *testing.T) {
@@ -340,27 +323,9 @@ func TestHeadsInPlaceExact(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(25, 26))
-	for _, mode := range []struct {
-		dt, scalar string
-		n          Numerics
-	}{{"fp16", "fp16(0.5)", FP16}, {"fp32", "fp32(0.5)", FP32}} {
-		p, err := mil.Parse("t.mil", []byte(fmt.Sprintf(headsSrc, mode.dt, mode.scalar, strings.Join(mask, ", "))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := mil.Check(p); err != nil {
-			t.Fatal(err)
-		}
-		opts := Options{Numerics: mode.n}
-		fused, err := compileWith(p.Funcs[0], nil, opts, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := compileWith(p.Funcs[0], nil, opts, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f, s := transposes(fused), transposes(plain); f != 1 || s != 4 {
+	for _, mode := range exactModes {
+		fused, plain := compileSrcBoth(t, fmt.Sprintf(headsSrc, mode.dt, mode.dt+"(0.5)", strings.Join(mask, ", ")), mode.n)
+		if f, s := copies(fused), copies(plain); f != 1 || s != 4 {
 			t.Errorf("%s: %d transposes copied fused, %d separate; want 1 and 4", mode.dt, f, s)
 		}
 		for _, s := range fused.steps {
@@ -369,11 +334,7 @@ func TestHeadsInPlaceExact(t *testing.T) {
 			}
 		}
 		for _, r := range []float64{0.5, 6} {
-			q, k := randInput(rng, 96, r), randInput(rng, 96, r)
-			got, want := run(t, fused, q, k), run(t, plain, q, k)
-			for i := range want {
-				sameBits(t, fmt.Sprintf("%s/range %g/output %d", mode.dt, r, i), got[i], want[i])
-			}
+			sameOutputs(t, fmt.Sprintf("%s/range %g", mode.dt, r), fused, plain, randInput(rng, 96, r), randInput(rng, 96, r))
 		}
 	}
 }

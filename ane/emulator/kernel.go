@@ -187,7 +187,16 @@ func usedNames(fn *mil.Func) map[string]bool {
 // readCounts returns, per name, the number of operand references to it in fn's ops.
 func readCounts(fn *mil.Func) map[string]int {
 	reads := map[string]int{}
-	for _, op := range fn.Ops {
+	for name, ops := range readers(fn) {
+		reads[name] = len(ops)
+	}
+	return reads
+}
+
+// readers returns, per name, the index in fn's ops of the op of each operand reference to it.
+func readers(fn *mil.Func) map[string][]int {
+	reads := map[string][]int{}
+	for i, op := range fn.Ops {
 		if op == nil {
 			continue
 		}
@@ -197,7 +206,7 @@ func readCounts(fn *mil.Func) map[string]int {
 			}
 			for _, o := range a.Operands {
 				if o.Ref != nil {
-					reads[o.Ref.Name]++
+					reads[o.Ref.Name] = append(reads[o.Ref.Name], i)
 				}
 			}
 		}
