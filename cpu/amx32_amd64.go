@@ -11,7 +11,7 @@ package cpu
 // far less) — fp32's own rounding. Where neither operand has a low part (fp16 values, for one) the
 // third product is zero and skipped.
 
-var f32Format = &amxFormat{aWords: 1024, bWords: 1536, three: true}
+var f32Format = &amxFormat{aWords: 1024, bWords: 1536, kc: 4, three: true}
 
 //go:noescape
 func amxConvA3(dst *uint32, src *float32, stride, rows int) (bad, low uint32)

@@ -11,12 +11,12 @@ import (
 	"github.com/anestar/anestar/half"
 )
 
-// The AMX path of GemmF16. op(A) is packed into tiles of 16 rows by 16 k of (hi | lo<<16) words and
+// The AMX paths of GemmF16 and GemmF32 (amx32_amd64.go has the latter's format). For GemmF16 op(A) is packed into tiles of 16 rows by 16 k of (hi | lo<<16) words and
 // op(B) into tiles of 16 k by 16 columns of (hi | hi<<16) and (lo | lo<<16) words (AMX's VNNI pair
 // layout with the pair being one value's two halves), zero-padded to 32 rows and columns. One
 // TDPBF16PS of an A tile with a hi tile adds hi*hi' + lo*hi' for 16 k, one with a lo tile
 // hi*lo' + lo*lo'. The kernel computes 32x32 blocks of C (four C tiles, two A, two B), over k in
-// blocks of up to amxKC chunks of 16, each B panel packed just before its products.
+// steps of chunks of 16 (see Blocking), each B panel packed just before its products.
 
 // Linux's arch_prctl requests and the XSAVE component of tile data.
 const (
@@ -25,13 +25,16 @@ const (
 	xcr0AMX           = 1<<17 | 1<<18 // XTILECFG and XTILEDATA state
 )
 
-// Blocking: up to amxKC k-chunks of 16 per kernel call (a B panel of up to 256 KiB), as many rows of
-// op(A) per block as keep its A panels within amxABytes (in L2), and as many B panels packed at once
-// as fit amxBBytes.
+// Blocking: products with up to amxOnePass k-chunks of 16 make one pass over C; longer ones pass
+// over it in steps of the format's kc chunks, a B panel small enough to stay in L1 while the A panels
+// stream by from L2 (at 704 to 2048 k, 4-25% faster than one pass with B panels from L2; at 256 k,
+// the one pass is 5-7% faster: best of 5 runs of BenchmarkGemmF16 and BenchmarkGemmF32). A block of
+// A rows keeps its panels of one step within amxABytes (in L2), and as many B panels are packed at
+// once as fit amxBBytes.
 const (
-	amxKC     = 64
-	amxABytes = 1 << 20
-	amxBBytes = 512 << 10
+	amxOnePass = 16
+	amxABytes  = 1 << 20
+	amxBBytes  = 512 << 10
 )
 
 var amxOnce = sync.OnceValue(func() bool {
@@ -119,12 +122,13 @@ func tileSource(x []float32, ld int, trans bool, r0, c0, rows, cols int, tmp, tm
 // parts (GemmF16) or float32 values in three (GemmF32, three set).
 type amxFormat struct {
 	aWords, bWords int  // packed words per k-chunk of 16: of a 32-row block of op(A), of a 32-column panel of op(B)
+	kc             int  // k-chunks per pass over C beyond amxOnePass: a B panel of kc chunks (24 KiB) stays in L1 while A streams by
 	three          bool // three parts (amx32_amd64.go), else two
 }
 
 // f16Format packs fp16 values (see GemmF16): per k-chunk, A tiles (hi | lo) of rows 0-15 and
 // 16-31; B tiles (hi | hi) of columns 0-15 and 16-31, then (lo | lo) of both.
-var f16Format = &amxFormat{aWords: 512, bWords: 1024}
+var f16Format = &amxFormat{aWords: 512, bWords: 1024, kc: 6}
 
 // The format's conversions and kernel, called directly (not through function values) so that the
 // compiler sees the assembly's noescape and keeps tileSource's scratch blocks on the stack.
@@ -212,31 +216,35 @@ func gemmF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32
 }
 
 // gemm computes C = op(A)*op(B), or C += op(A)*op(B) with accumulate, in the format on validated
-// arguments with m, n, k > 0. op(A) is packed whole; op(B) one panel (32 columns by amxKC chunks) at
-// a time, just before its first products, so that it is still in cache for them. Blocks of rows of A
-// keep the A panels of one k block in L2. It returns false, with C unchanged when accumulating and
-// partly written otherwise, when an operand holds a value outside the format's contract.
+// arguments with m, n, k > 0. op(A) is packed whole; op(B) one panel (32 columns by up to f.kc
+// chunks) at a time, just before its first products, so that it is still in cache for them. Blocks
+// of rows of A keep the A panels of one k block in L2. It returns false, with C unchanged when
+// accumulating and partly written otherwise, when an operand holds a value outside the format's
+// contract.
 func (f *amxFormat) gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, accumulate bool, c []float32, ldc int) bool {
 	bufs := amxPool.Get().(*amxBufs)
 	defer amxPool.Put(bufs)
 	mp, np, kb := (m+31)/32*32, (n+31)/32*32, (k+15)/16
+	kc := kb
+	if kb > amxOnePass {
+		kc = f.kc
+	}
 	bufs.a = grow(bufs.a, mp/32*kb*f.aWords)
-	bufs.b = grow(bufs.b, np/32*min(kb, amxKC)*f.bWords)
+	bufs.b = grow(bufs.b, np/32*kc*f.bWords)
 	okA, lowA := f.packA(transA, m, k, a, lda, bufs.a)
 	if !okA {
 		return false
 	}
-	// Whole 32x32 blocks are written to C in place; otherwise, and when accumulating (C must stay
-	// as it was if B turns out to be outside the contract), to a padded copy.
-	out, ld := c, ldc
-	direct := !accumulate && m%32 == 0 && n%32 == 0
-	if !direct {
+	// Whole 32x32 blocks of one pass over k are written to C in place. Otherwise C is summed in a
+	// blocked copy — 32x32 blocks of 4 KiB one after another, rows 128 bytes apart, so that a block's
+	// rows never compete for one cache set, as C's do when ldc is a multiple of 1024 — which also
+	// keeps C as it was when accumulating, should B turn out to be outside the contract.
+	blocked := accumulate || kc < kb || m%32 != 0 || n%32 != 0
+	nbk := np / 32 // blocks in a row of blocks
+	if blocked {
 		bufs.c = grow(bufs.c, mp*np)
-		out, ld = bufs.c, np
 		if accumulate {
-			for i := range m {
-				copy(out[i*ld:i*ld+n], c[i*ldc:i*ldc+n])
-			}
+			blockCopy(bufs.c, c, ldc, m, n, nbk, true)
 		}
 	}
 	// The tile configuration and data belong to the OS thread: stay on it from LDTILECFG to TILERELEASE.
@@ -244,14 +252,14 @@ func (f *amxFormat) gemm(transA, transB bool, m, n, k int, a []float32, lda int,
 	amxConfig(&amxTileCfg)
 	exact := true
 loops:
-	for k0 := 0; k0 < kb; k0 += amxKC {
-		chunks := min(amxKC, kb-k0)
+	for k0 := 0; k0 < kb; k0 += kc {
+		chunks := min(kc, kb-k0)
 		mb := max(1, amxABytes/(chunks*f.aWords*4)) // 32-row blocks per block of A
 		nb := max(1, amxBBytes/(chunks*f.bWords*4)) // panels of B packed together
-		lowB := grow(bufs.lowB, (np/32+nb-1)/nb)
+		lowB := grow(bufs.lowB, (nbk+nb-1)/nb)
 		bufs.lowB = lowB
 		for i0 := 0; i0 < mp/32; i0 += mb {
-			for j := range np / 32 {
+			for j := range nbk {
 				// With one block of A rows, a panel is done with before the next group is packed: reuse
 				// one group's space, which stays in cache.
 				slot := j
@@ -260,15 +268,20 @@ loops:
 				}
 				pb := bufs.b[slot*chunks*f.bWords:]
 				if i0 == 0 && j%nb == 0 {
-					ok, low := f.packB(transB, k, n, b, ldb, j*32, min(j+nb, np/32)*32, k0, chunks, pb)
+					ok, low := f.packB(transB, k, n, b, ldb, j*32, min(j+nb, nbk)*32, k0, chunks, pb)
 					if !ok {
 						exact = false
 						break loops
 					}
 					lowB[j/nb] = low
 				}
+				third := lowA || lowB[j/nb]
 				for i := i0; i < min(i0+mb, mp/32); i++ {
-					f.kernel(&bufs.a[(i*kb+k0)*f.aWords], &pb[0], &out[i*32*ld+j*32], ld*4, chunks, k0 > 0 || accumulate, lowA || lowB[j/nb])
+					cp, cld := &c[i*32*ldc+j*32], ldc*4
+					if blocked {
+						cp, cld = &bufs.c[(i*nbk+j)*1024], 128
+					}
+					f.kernel(&bufs.a[(i*kb+k0)*f.aWords], &pb[0], cp, cld, chunks, k0 > 0 || accumulate, third)
 				}
 			}
 		}
@@ -278,10 +291,24 @@ loops:
 	if !exact {
 		return false
 	}
-	if !direct {
-		for i := range m {
-			copy(c[i*ldc:i*ldc+n], out[i*ld:])
-		}
+	if blocked {
+		blockCopy(bufs.c, c, ldc, m, n, nbk, false)
 	}
 	return true
+}
+
+// blockCopy copies the m x n matrix C (row stride ldc) into (in) or out of cb, which holds it as
+// 32x32 blocks, nbk to a row of blocks, each row-major.
+func blockCopy(cb, c []float32, ldc, m, n, nbk int, in bool) {
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		for j := 0; j < n; j += 32 {
+			blk := cb[((i/32)*nbk+j/32)*1024+i%32*32:][:min(32, n-j)]
+			if in {
+				copy(blk, row[j:])
+			} else {
+				copy(row[j:], blk)
+			}
+		}
+	}
 }
