@@ -16,10 +16,9 @@ func (s *session) cpuModule() *moduleDef {
 		fns: []fnDef{
 			{sig: "blas", doc: "The name of the BLAS that sgemm uses (Accelerate, OpenBLAS or gonum)."},
 			{sig: "blas_info", doc: "The BLAS that sgemm uses, for reports: its name, version and core, and how the core was " +
-				"chosen, such as `openblas 0.3.21, core SkylakeX (auto by features)`; with `; products on AMX` when sgemm's " +
-				"float32 products and the emulator's run on AMX tiles instead, or `; fp16 products on AMX` when only the " +
-				"emulator's fp16 matmuls do (ANESTAR_AMX=f16; not named with --fp32, which has none); ANESTAR_AMX=off keeps " +
-				"them all on the BLAS."},
+				"chosen, such as `openblas 0.3.21, core SkylakeX (auto by features)`; with `; fp16 products on AMX` when " +
+				"the emulator's matmuls run on AMX tiles instead, or with --fp32 `; fp32 products on AMX` (ANESTAR_AMX=f16 " +
+				"keeps those on the BLAS, ANESTAR_AMX=off both). sgemm itself always runs on the BLAS."},
 			{sig: "sgemm(a, b, c, trans_a = False, trans_b = False, alpha = 1.0, beta = 0.0)",
 				doc: "c = alpha * op(a) @ op(b) + beta * c, where op transposes when asked; a, b and c are 2-D " +
 					"(op(a) is [M, K], op(b) [K, N], c [M, N]). beta = 1 accumulates into c.", fn: s.cpuSgemm},
@@ -140,9 +139,8 @@ func writableAll(fn string, ts ...*Tensor) error {
 	return nil
 }
 
-// blasInfo is cpu.blas_info: the BLAS, and whether products run on AMX instead: all of them (sgemm's
-// float32 ones and the emulator's), or only the emulator's fp16 ones, which a run with fp32 numerics
-// does not have.
+// blasInfo is cpu.blas_info: the BLAS, and whether the emulator's products run on AMX instead: its
+// fp16 ones (cpu.SgemmF16), or with fp32 numerics its float32 ones (cpu.SgemmF32).
 func (s *session) blasInfo() string {
 	info := cpu.CurrentBLASInfo().String()
 	fp32 := s.cfg.Settings.FP32
@@ -150,9 +148,9 @@ func (s *session) blasInfo() string {
 		fp32 = backendNumerics(s.cfg.Backend) == "fp32"
 	}
 	switch {
-	case cpu.GemmName() == "amx":
-		info += "; products on AMX"
-	case cpu.F16GemmName() == "amx" && !fp32:
+	case fp32 && cpu.GemmName() == "amx":
+		info += "; fp32 products on AMX"
+	case !fp32 && cpu.F16GemmName() == "amx":
 		info += "; fp16 products on AMX"
 	}
 	return info

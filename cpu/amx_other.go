@@ -12,3 +12,13 @@ func gemmF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32
 func gemmF32(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, accumulate bool, c []float32, ldc int) bool {
 	return false
 }
+
+// amxFormat has no instances on this architecture (AMXUsable is false): the dispatch's wrappers are
+// never built.
+type amxFormat struct{}
+
+var f16Format, f32Format *amxFormat
+
+func (*amxFormat) gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, accumulate bool, c []float32, ldc int) bool {
+	return false
+}

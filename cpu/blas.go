@@ -335,5 +335,5 @@ func currentGemm(caller string, split, transA, transB bool, m, n, k int, alpha f
 	if s.err != nil {
 		return fmt.Errorf("%s: %w", caller, s.err)
 	}
-	return f32Library(s.lib).gemm(caller, split, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return s.lib.gemm(caller, split, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

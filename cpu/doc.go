@@ -38,12 +38,12 @@
 // fp16 value into two bf16 values, fp32 sums; amx_amd64.s emits the AMX
 // instructions' encodings, which Go's assembler lacks), else, with [AMXEnv]
 // "off", or on the reference gemm, on the current BLAS; [F16GemmName] says which.
-// Sgemm and SgemmSerial themselves run products with alpha 1 and beta 0 or 1 on
-// AMX tiles too, through [GemmF32] (gemm_f32.go: each float32 splits exactly
-// into three bf16 values and six of the nine partial products are summed in
-// fp32, an error of an fp32 sgemm's kind), other products and operands outside
-// its contract on the BLAS; [AMXEnv] "f16" keeps them on the BLAS, [GemmName]
-// says which.
+// The emulator's float32 products have theirs too, [SgemmF32] and
+// [SgemmF32Serial]: products with alpha 1 and beta 0 or 1 run on AMX tiles
+// through [GemmF32] (gemm_f32.go: each float32 splits exactly into three bf16
+// values and six of the nine partial products are summed in fp32, an error of
+// an fp32 sgemm's kind), other products and operands outside its contract on
+// the BLAS; [AMXEnv] "f16" keeps them on the BLAS, [GemmName] says which.
 // [PeakFLOPS], the denominator of utilisation figures, is the rate of a large
 // Sgemm, measured once per machine, BLAS and core and cached in the user's
 // cache directory ([CacheDirEnv] overrides it; [PeakFLOPSFile] names the file).

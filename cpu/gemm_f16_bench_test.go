@@ -8,8 +8,9 @@ import (
 )
 
 // gemmShapes are the products the emulator runs for the language model at its default size (dim 256,
-// hidden 704, 8 sequences of 128 side by side, heads of 64) and at 768/2048 with sequences of 512,
-// with the transpose flags it uses.
+// hidden 704, 8 sequences of 128 side by side, heads of 64), the host's for it (weight gradients over
+// the 1024 tokens of a group, the classifier's per sequence), and the emulator's at 768/2048 with
+// sequences of 512, with the transpose flags they use.
 var gemmShapes = []struct {
 	name           string
 	transA, transB bool
@@ -21,6 +22,15 @@ var gemmShapes = []struct {
 	{"lm_ffn_down_256x1024x704", false, false, 256, 1024, 704},
 	{"lm_scores_128x128x64_tA", true, false, 128, 128, 64},
 	{"lm_values_128x64x128_tB", false, true, 128, 64, 128},
+	{"lm_dw_256x256x1024_tB", false, true, 256, 256, 1024},
+	{"lm_dw_704x256x1024_tB", false, true, 704, 256, 1024},
+	{"lm_dw_256x704x1024_tB", false, true, 256, 704, 1024},
+	{"lm_cls_dx_128x256x1024", false, false, 128, 256, 1024},
+	{"lm_cls_dw_1024x256x128_tA", true, false, 1024, 256, 128},
+	{"head_scores_256x256x64_tA", true, false, 256, 256, 64},
+	{"head_values_64x256x256_tB", false, true, 64, 256, 256},
+	{"head_scores_512x512x64_tA", true, false, 512, 512, 64},
+	{"head_values_64x512x512_tB", false, true, 64, 512, 512},
 	{"big_768x512x768_tA", true, false, 768, 512, 768},
 	{"big_2048x512x768_tA", true, false, 2048, 512, 768},
 	{"big_768x512x2048", false, false, 768, 512, 2048},
@@ -95,4 +105,46 @@ func BenchmarkGemmF32(b *testing.B) {
 	}
 	benchGemms(b, randF32, map[string]func(s gemmShape, x, y, c []float32) error{"amx": gemm})
 	benchGemms(b, randF16, map[string]func(s gemmShape, x, y, c []float32) error{"amx_f16values": gemm})
+}
+
+// BenchmarkSgemmShapes runs Sgemm and SgemmF16 as callers do, split over goroutines, on gemmShapes
+// and the 384/1024/6/256 layer's shapes, float32 and fp16 operands.
+func BenchmarkSgemmShapes(b *testing.B) {
+	shapes := append(slices.Clone(gemmShapes), []struct {
+		name           string
+		transA, transB bool
+		m, n, k        int
+	}{
+		{"small_384x256x384_tA", true, false, 384, 256, 384},
+		{"small_1024x256x384_tA", true, false, 1024, 256, 384},
+		{"small_384x256x1024", false, false, 384, 256, 1024},
+		{"small_dw_384x384x256_tB", false, true, 384, 384, 256},
+	}...)
+	for _, s := range shapes {
+		rng := rand.New(rand.NewPCG(1, 1))
+		lda, ldb := s.k, s.n
+		if s.transA {
+			lda = s.m
+		}
+		if s.transB {
+			ldb = s.k
+		}
+		c := make([]float32, s.m*s.n)
+		flops := 2 * float64(s.m*s.n*s.k)
+		for _, v := range []struct {
+			name string
+			gen  func(*rand.Rand, int) []float32
+			gemm func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error
+		}{{"f32", randF32, Sgemm}, {"f16", randF16, SgemmF16}} {
+			x, y := v.gen(rng, s.m*s.k), v.gen(rng, s.k*s.n)
+			b.Run(s.name+"/"+v.name, func(b *testing.B) {
+				for b.Loop() {
+					if err := v.gemm(s.transA, s.transB, s.m, s.n, s.k, 1, x, lda, y, ldb, 0, c, s.n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
 }

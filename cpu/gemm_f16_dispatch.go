@@ -8,7 +8,7 @@ import (
 )
 
 // AMXEnv is the environment variable that chooses what runs on AMX tiles where they are usable:
-// empty or "auto" runs both the fp16 products (SgemmF16) and the float32 ones (Sgemm, SgemmSerial)
+// empty or "auto" runs both the emulator's fp16 products (SgemmF16) and its float32 ones (SgemmF32)
 // there; "f16" only the fp16 products; "off" neither, leaving everything to the BLAS.
 const AMXEnv = "ANESTAR_AMX"
 
@@ -56,15 +56,7 @@ func f16Library(base *library) *library {
 	if l, ok := amxLibs.Load(base); ok {
 		return l.(*library)
 	}
-	l := &library{name: base.name, info: base.info, sgemm: func(transA, transB bool, m, n, k int, alpha float32,
-		a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-		// Other scalings, and operands outside GemmF16's contract (C is then fully rewritten), go to the BLAS.
-		if alpha == 1 && beta == 0 && gemmF16(transA, transB, m, n, k, a, lda, b, ldb, c, ldc) == nil {
-			return
-		}
-		base.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	}}
-	l.goSplit.Store(true) // the AMX path is single-threaded: split large products over goroutines
+	l := amxWrap(base, f16Format)
 	actual, _ := amxLibs.LoadOrStore(base, l)
 	return actual.(*library)
 }
@@ -76,28 +68,29 @@ func f16Library(base *library) *library {
 // BLAS's: results agree with Sgemm's within an fp32 sgemm's rounding.
 func SgemmF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	return f16Gemm("cpu.SgemmF16", true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return wrappedGemm("cpu.SgemmF16", f16Library, true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // SgemmF16Serial is SgemmF16 without splitting the product over goroutines (see SgemmSerial).
 func SgemmF16Serial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	return f16Gemm("cpu.SgemmF16Serial", false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return wrappedGemm("cpu.SgemmF16Serial", f16Library, false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-func f16Gemm(caller string, split, transA, transB bool, m, n, k int, alpha float32,
+// wrappedGemm runs the product on wrap of the current BLAS; errors name caller.
+func wrappedGemm(caller string, wrap func(*library) *library, split, transA, transB bool, m, n, k int, alpha float32,
 	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	s := currentBLAS()
 	if s.err != nil {
 		return fmt.Errorf("%s: %w", caller, s.err)
 	}
-	return f16Library(s.lib).gemm(caller, split, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return wrap(s.lib).gemm(caller, split, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // f32Libs caches the library with the AMX float32 path wrapped around each BLAS.
 var f32Libs sync.Map // *library -> *library
 
-// f32Library returns what Sgemm and SgemmSerial run on with base the current BLAS: base wrapped with
+// f32Library returns what SgemmF32 and SgemmF32Serial run on with base the current BLAS: base wrapped with
 // GemmF32's path, for products with alpha 1 and beta 0 or 1, when AMX is usable and AMXEnv is auto,
 // except on the reference gemm (see f16Library); else base.
 func f32Library(base *library) *library {
@@ -107,23 +100,45 @@ func f32Library(base *library) *library {
 	if l, ok := f32Libs.Load(base); ok {
 		return l.(*library)
 	}
-	l := &library{name: base.name, info: base.info, sgemm: func(transA, transB bool, m, n, k int, alpha float32,
-		a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-		// Other scalings, and operands outside GemmF32's contract, go to the BLAS: with beta 1 C is
-		// then as it was, with beta 0 fully rewritten.
-		if alpha == 1 && (beta == 0 || beta == 1) && gemmF32(transA, transB, m, n, k, a, lda, b, ldb, beta == 1, c, ldc) {
-			return
-		}
-
-		base.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	}}
-	l.goSplit.Store(true) // the AMX path is single-threaded: split large products over goroutines
+	l := amxWrap(base, f32Format)
 	actual, _ := f32Libs.LoadOrStore(base, l)
 	return actual.(*library)
 }
 
-// GemmName names what Sgemm's float32 products run on, for reports: "amx" (GemmF32's path, other
-// scalings and operands outside its contract on the BLAS) or "blas".
+// amxWrap returns base with products with alpha 1 and beta 0 or 1 on AMX tiles in format f; other
+// scalings, and operands outside the format's contract, go to base (with beta 1 C is then as it
+// was, with beta 0 fully rewritten).
+func amxWrap(base *library, f *amxFormat) *library {
+	l := &library{name: base.name, info: base.info}
+	l.sgemm = func(transA, transB bool, m, n, k int, alpha float32,
+		a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+		if alpha == 1 && (beta == 0 || beta == 1) && f.gemm(transA, transB, m, n, k, a, lda, b, ldb, beta == 1, c, ldc) {
+			return
+		}
+		base.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
+	l.goSplit.Store(true) // the AMX path is single-threaded: split large products over goroutines
+	return l
+}
+
+// SgemmF32 is Sgemm for the emulator's float32 products: with alpha 1 and beta 0 or 1 it runs on AMX
+// tiles where GemmName says "amx" (GemmF32's three-part split, split over goroutines as Sgemm splits),
+// otherwise, and for any operand outside GemmF32's contract, on the current BLAS. Results agree with
+// Sgemm's within fp32 rounding, not bit for bit. (The host's products stay on the BLAS: there, on
+// activations read back from memory, AMX measured no faster.)
+func SgemmF32(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	return wrappedGemm("cpu.SgemmF32", f32Library, true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// SgemmF32Serial is SgemmF32 without splitting the product over goroutines (see SgemmSerial).
+func SgemmF32Serial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	return wrappedGemm("cpu.SgemmF32Serial", f32Library, false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// GemmName names what SgemmF32 runs on, for reports: "amx" (GemmF32's path, other scalings and
+// operands outside its contract on the BLAS) or "blas".
 func GemmName() string {
 	if s := currentBLAS(); s.lib != nil && f32Library(s.lib) != s.lib {
 		return "amx"

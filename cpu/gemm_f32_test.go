@@ -160,3 +160,52 @@ func TestGemmF32Errors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAMXSplit checks large products through the AMX libraries' Sgemm, split over goroutines into
+// independent AMX products, against float64 in both formats, one pass over k and several, beta 0 and
+// 1; and with an infinity in the first or the last columns of B, which the piece holding it sends to
+// the BLAS (C as float64 has it, infinities and NaNs included).
+func TestAMXSplit(t *testing.T) {
+	needAMX(t)
+	base, err := loadLibrary("gonum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	sizes := [][3]int{{300, 260, 200}, {64, 2000, 300}, {200, 96, 1000}}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, sz := range sizes {
+		m, n, k := sz[0], sz[1], sz[2]
+		for _, f := range []*amxFormat{f16Format, f32Format} {
+			lib, gen := amxWrap(base, f), randF32
+			if f == f16Format {
+				gen = randF16
+			}
+			for _, beta := range []float32{0, 1} {
+				for _, inf := range []int{-1, 0, n - 1} { // none, in the first column of B, in the last
+					what := fmt.Sprintf("%dx%dx%d three %v beta %g inf in column %d", m, n, k, f.three, beta, inf)
+					a, b, c := gen(rng, m*k), gen(rng, k*n), randF32(rng, m*n)
+					if inf >= 0 {
+						b[inf*k+k/2] = float32(math.Inf(1))
+					}
+					want, scale := refSgemm(false, true, m, n, k, 1, a, k, b, k, beta, c, n)
+					if err := lib.Sgemm(false, true, m, n, k, 1, a, k, b, k, beta, c, n); err != nil {
+						t.Fatal(err)
+					}
+					for i, got := range c {
+						w := want[i]
+						if math.IsInf(w, 0) || math.IsNaN(w) {
+							if !(math.IsNaN(w) && math.IsNaN(float64(got)) || float64(got) == w) {
+								t.Fatalf("%s: C[%d] = %g, want %g", what, i, got, w)
+							}
+						} else if d := math.Abs(float64(got) - w); !(d <= 4*float64(k+2)*0x1p-24*scale[i]) {
+							t.Fatalf("%s: C[%d] = %g, want %g", what, i, got, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -107,8 +107,8 @@ func cacheDir() string {
 func peakKey() string {
 	host, _ := os.Hostname()
 	b := CurrentBLASInfo()
-	return fmt.Sprintf("host %s; cpu %s; %s/%s; GOMAXPROCS %d; BLAS %s %s, core %s; BLAS threads %d; gemm %s",
-		host, cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), b.Name, b.Version, b.Core, BLASThreads(), GemmName())
+	return fmt.Sprintf("host %s; cpu %s; %s/%s; GOMAXPROCS %d; BLAS %s %s, core %s; BLAS threads %d",
+		host, cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), b.Name, b.Version, b.Core, BLASThreads())
 }
 
 // peakPath is the cache file for key.

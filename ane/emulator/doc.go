@@ -59,15 +59,16 @@
 // With Options.CheckNumerics, Eval stops at the first op whose result holds inf or NaN and reports
 // its result name, op kind, MIL line and the eval count — the diagnosis the real ANE never gives.
 //
-// Speed: 1x1 convs, linear and single matmuls go through cpu.Sgemm, whatever BLAS the cpu package
-// chose (which splits large products over goroutines itself when the library is single-threaded);
-// batched matmuls (one product per head) run their batches in parallel, one cpu.SgemmSerial each;
+// Speed: 1x1 convs, linear and single matmuls go through cpu.SgemmF32, on AMX tiles or whatever BLAS
+// the cpu package chose (which splits large products over goroutines itself when the library is
+// single-threaded); batched matmuls (one product per head) run their batches in parallel, one
+// cpu.SgemmF32Serial each;
 // in FP16 mode products of two fp16 operands go through cpu.SgemmF16 and cpu.SgemmF16Serial instead,
 // which run them on AMX tiles where the CPU has them (an exact bf16 split of each fp16 value, fp32
 // sums: the same arithmetic in another order of sums, 1.6-2.3x the rate of OpenBLAS's sgemm at the
-// language model's shapes; never on the reference gemm; ANESTAR_AMX=off keeps them on the BLAS), and
-// cpu.Sgemm itself runs float32 products on AMX too (cpu.GemmF32: a three-part split, fp32-class
-// error; ANESTAR_AMX=f16 leaves them to the BLAS);
+// language model's shapes; never on the reference gemm; ANESTAR_AMX=off keeps them on the BLAS); the
+// AMX path of cpu.SgemmF32 splits each float32 in three (cpu.GemmF32, fp32-class error;
+// ANESTAR_AMX=f16 leaves it to the BLAS);
 // general convs gather patches (im2col) first. exp, sigmoid, silu and softmax run exp32's operations
 // inline over whole slices (expShifted), bit for bit; on amd64 with AVX2 eight at a time in assembly
 // (fastmath_amd64.s), with the same operations in the same order, so the bits do not change (the

@@ -5,18 +5,20 @@ import (
 	"github.com/anestar/anestar/mil"
 )
 
-// The products run through cpu.Sgemm in float32. In FP16 mode every operand already holds fp16 values,
-// whose products are exact in float32; the sums accumulate in float32 and the step rounds the result to
-// fp16 once, which is the ANE's arithmetic. Products of two fp16 operands in FP16 mode go through
-// cpu.SgemmF16 instead, the same arithmetic (exact products, float32 sums) on AMX tiles where the cpu
-// package chose them (cpu.F16GemmName), else the same BLAS.
+// The products run in float32, through cpu.SgemmF32: on AMX tiles where the cpu package chose them
+// (cpu.GemmName; a three-part split of each float32, fp32-class error), else on the BLAS. In FP16
+// mode every operand already holds fp16 values, whose products are exact in float32; the sums
+// accumulate in float32 and the step rounds the result to fp16 once, which is the ANE's arithmetic.
+// Products of two fp16 operands in FP16 mode go through cpu.SgemmF16 instead, the same arithmetic
+// (exact products, float32 sums) on AMX tiles where the cpu package chose them (cpu.F16GemmName),
+// else the same BLAS.
 
 // gemmFunc is the signature of cpu.Sgemm and its variants.
 type gemmFunc = func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error
 
 // gemmFor returns the product for operands x and y, single-threaded when serial: cpu.SgemmF16 when in
-// FP16 mode both hold fp16 values, else cpu.Sgemm.
+// FP16 mode both hold fp16 values, else cpu.SgemmF32.
 func (c *compiler) gemmFor(x, y *tensor, serial bool) gemmFunc {
 	f16 := c.opts.Numerics == FP16 && isFloat16(x.dtype) && isFloat16(y.dtype)
 	switch {
@@ -25,9 +27,9 @@ func (c *compiler) gemmFor(x, y *tensor, serial bool) gemmFunc {
 	case f16:
 		return cpu.SgemmF16
 	case serial:
-		return cpu.SgemmSerial
+		return cpu.SgemmF32Serial
 	}
-	return cpu.Sgemm
+	return cpu.SgemmF32
 }
 
 // mmPlan is a resolved matmul: operands, product sizes and the offset of each batch's matrices.

@@ -5,7 +5,7 @@ import "github.com/anestar/anestar/internal/par"
 // The emulator spreads loops over par's fixed set of helper goroutines, started once, so that a
 // steady-state Eval starts no goroutines and allocates nothing. Work runs on at most GOMAXPROCS
 // goroutines (the caller included); pieces may call the BLAS (single-threaded products,
-// cpu.SgemmSerial).
+// cpu.SgemmF32Serial and cpu.SgemmF16Serial).
 
 // piecesPerProc is how many pieces a loop is cut into per goroutine that can run it: pieces are
 // claimed as goroutines come free (package par), so a helper that starts late, or a core that the

@@ -62,7 +62,7 @@ func runBackends(args []string, stdout, stderr io.Writer) int {
 		f32 = "AMX tiles (exact split in three bf16 parts, six of nine partial products, fp32 sums)"
 	}
 	fmt.Fprintf(stdout, "emulator fp16 products: %s\n", f16)
-	fmt.Fprintf(stdout, "float32 products (sgemm, emulator fp32): %s\n", f32)
+	fmt.Fprintf(stdout, "emulator fp32 products (--fp32): %s\n", f32)
 	fmt.Fprintf(stdout, "%s=f16 keeps float32 products on the BLAS, %s=off all products\n", cpu.AMXEnv, cpu.AMXEnv)
 	if info := cpu.CurrentBLASInfo(); info.Config != "" {
 		fmt.Fprintf(stdout, "BLAS build: %s\n", info.Config)

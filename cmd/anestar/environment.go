@@ -21,7 +21,7 @@ type envVar struct {
 var environment = []envVar{
 	{ane.EnvBackend, "the backend `auto` picks: ane or emulator (default: the most preferred available)"},
 	{cpu.BLASEnv, "the host BLAS: accelerate, openblas, gonum or reference (default auto: the first that loads)"},
-	{cpu.AMXEnv, "f16: only the emulator's fp16 matmuls on AMX tiles, float32 products on the BLAS; off: every product on the BLAS (default auto: AMX where the CPU and OS allow)"},
+	{cpu.AMXEnv, "f16: only the emulator's fp16 matmuls on AMX tiles, its fp32 ones (--fp32) on the BLAS; off: both on the BLAS (default auto: AMX where the CPU and OS allow)"},
 	{"OPENBLAS_CORETYPE", "OpenBLAS's kernel family (e.g. SkylakeX, Haswell; default: chosen from the CPU's features)"},
 	{"OPENBLAS_NUM_THREADS", "OpenBLAS's threads (default here 1: anestar splits large products itself)"},
 	{cpu.CacheDirEnv, "where measurements such as the sgemm peak are cached (default: the user's cache directory/anestar)"},
