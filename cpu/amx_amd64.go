@@ -72,9 +72,6 @@ func amxRelease()
 func amxKernel(a, b *uint32, c *float32, ldc, chunks, astep, bstep int, load, third bool)
 
 //go:noescape
-func amxTranspose16(dst, src *float32, stride int)
-
-//go:noescape
 func amxConvA(dst *uint32, src *float32, stride, rows int) (inexact uint32)
 
 //go:noescape
@@ -113,7 +110,7 @@ func tileSource(x []float32, ld int, trans bool, r0, c0, rows, cols int, tmp, tm
 		src, stride = &tmp[0], 16
 	}
 	if trans {
-		amxTranspose16(&tmp2[0], src, stride)
+		transpose16(&tmp2[0], 16, src, stride)
 		return &tmp2[0], 16
 	}
 	return src, stride

@@ -15,7 +15,7 @@ func gemmF32(transA, transB bool, m, n, k int, a []float32, lda int, b []float32
 
 // amxFormat has no instances on this architecture (AMXUsable is false): the dispatch's wrappers are
 // never built.
-type amxFormat struct{}
+type amxFormat struct{ three bool }
 
 var f16Format, f32Format *amxFormat
 

@@ -27,12 +27,25 @@ func Transpose(dst []float32, ldd int, src []float32, lds int, r, c int) error {
 		return fmt.Errorf("cpu.Transpose: %d x %d matrix with strides %d and %d needs %d and %d values, have %d and %d",
 			r, c, lds, ldd, (r-1)*lds+c, (c-1)*ldd+r, len(src), len(dst))
 	}
-	for j0 := 0; j0 < c; j0 += transposeTile {
-		j1 := min(j0+transposeTile, c)
-		for i0 := 0; i0 < r; i0 += transposeTile {
-			transposeTileAt(dst, ldd, src, lds, i0, min(i0+transposeTile, r), j0, j1)
+	r16, c16 := 0, 0 // the part moved in 16x16 blocks in vector registers, where the CPU can
+	if transposeAVX512() {
+		r16, c16 = r/16*16, c/16*16
+		for j0 := 0; j0 < c16; j0 += 16 {
+			for i0 := 0; i0 < r16; i0 += 16 {
+				transpose16(&dst[j0*ldd+i0], ldd, &src[i0*lds+j0], lds)
+			}
 		}
 	}
+	// The rest in tiles: the columns right of the blocks, then the rows below them.
+	tiles := func(i0, i1, j0, j1 int) {
+		for j := j0; j < j1; j += transposeTile {
+			for i := i0; i < i1; i += transposeTile {
+				transposeTileAt(dst, ldd, src, lds, i, min(i+transposeTile, i1), j, min(j+transposeTile, j1))
+			}
+		}
+	}
+	tiles(0, r16, c16, c)
+	tiles(r16, r, 0, c)
 	return nil
 }
 
