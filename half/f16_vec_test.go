@@ -116,3 +116,21 @@ func BenchmarkRoundF16To(b *testing.B) {
 		RoundF16To(x, x)
 	}
 }
+
+// TestRoundF16Lengths checks RoundF16To against the scalar rounding at lengths around the vector
+// blocks (16 values for F16C, 32 for AVX-512), so that every mix of block and tail runs.
+func TestRoundF16Lengths(t *testing.T) {
+	src := vecCases()
+	for n := range 100 {
+		if n > len(src) {
+			break
+		}
+		got := make([]float32, n)
+		RoundF16To(got, src[:n])
+		for i, v := range src[:n] {
+			if want := F16ToF32(F32ToF16(v)); math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("length %d: RoundF16To(%#08x)[%d] = %#08x, want %#08x", n, math.Float32bits(v), i, math.Float32bits(got[i]), math.Float32bits(want))
+			}
+		}
+	}
+}
