@@ -41,7 +41,18 @@ func compareLM(c config) error {
 	tv := timeV()
 	var runs []run
 	for _, m := range modes {
-		runs = append(runs, run{"anestar " + m, func(rep int) (result, error) { return runLMAnestar(c, tmp, tv, m, params, c.seed+rep) }})
+		runs = append(runs, run{"anestar " + m, func(rep int) (result, error) {
+			return runLMAnestar(c, c.anestar, c.script, "anestar", tmp, tv, m, params, c.seed+rep)
+		}})
+		if c.base != "" {
+			script := c.script
+			if c.baseScript != "" {
+				script = c.baseScript
+			}
+			runs = append(runs, run{"base " + m, func(rep int) (result, error) {
+				return runLMAnestar(c, c.base, script, "base", tmp, tv, m, params, c.seed+rep)
+			}})
+		}
 	}
 	for _, p := range peerScripts(c, lmPeer) {
 		for _, t := range strings.Split(c.threads, ",") {
@@ -99,12 +110,12 @@ func lmArgs(ss sets) ([]string, error) {
 	return out, nil
 }
 
-// runLMAnestar trains with the LM script (modes fp16, fp32 as --fp32) on the same token files and seed,
-// and reads its metrics: the median ms and tokens/s of the steps after the first three (the peer leaves
-// out as many) and the final validation loss.
-func runLMAnestar(c config, tmp, timeV, mode string, params sets, seed int) (result, error) {
-	metrics := filepath.Join(tmp, fmt.Sprintf("lm-%s-%d.jsonl", mode, seed))
-	argv := []string{c.anestar, "run", c.script, "--quiet"}
+// runLMAnestar trains with binary bin and the LM script (modes fp16, fp32 as --fp32) on the same token
+// files and seed, and reads its metrics: the median ms and tokens/s of the steps after the first three
+// (the peer leaves out as many) and the final validation loss. label tells its metrics file apart.
+func runLMAnestar(c config, bin, script, label, tmp, timeV, mode string, params sets, seed int) (result, error) {
+	metrics := filepath.Join(tmp, fmt.Sprintf("lm-%s-%s-%d.jsonl", label, mode, seed))
+	argv := []string{bin, "run", script, "--quiet"}
 	if mode == "fp32" {
 		argv = append(argv, "--fp32")
 	}

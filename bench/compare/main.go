@@ -20,7 +20,8 @@
 //
 // In both modes -base-peer names a second peer script with the same command line (an older version, or
 // another implementation) run alternately with the first, as "base pytorch"; -base runs a second
-// anestar binary likewise (layer mode).
+// anestar binary likewise, as "base fp16" and "base fp32" (with -base-script, the script as it was
+// when that binary was built).
 //
 // The runs alternate (anestar fp16, anestar fp32, peer 1 thread, peer 2 threads, then again), so that
 // load from other work on a shared machine falls on all of them alike; each is repeated -reps times and
