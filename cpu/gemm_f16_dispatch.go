@@ -62,7 +62,7 @@ func f16Library(base *library) *library {
 }
 
 // SgemmF16 is Sgemm for operands that hold fp16 values (float32-held, as the emulator's fp16
-// numerics keep them): with alpha 1 and beta 0 it runs on AMX tiles where F16GemmName says "amx"
+// numerics keep them): with alpha 1 and beta 0 or 1 it runs on AMX tiles where F16GemmName says "amx"
 // (GemmF16's exact bf16 split, split over goroutines as Sgemm splits), otherwise, and for any
 // operand outside GemmF16's contract, on the current BLAS. Sums come in another order than the
 // BLAS's: results agree with Sgemm's within an fp32 sgemm's rounding.
