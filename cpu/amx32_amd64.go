@@ -18,10 +18,3 @@ func amxConvA3(dst *uint32, src *float32, stride, rows int) (bad, low uint32)
 
 //go:noescape
 func amxConvB3(dst *uint32, src *float32, stride, rows int) (bad, low uint32)
-
-// gemmF32 computes C = op(A)*op(B), or C += op(A)*op(B) with accumulate, on AMX tiles for validated
-// arguments with m, n, k > 0 (see GemmF32). It reports false when an operand holds a value outside
-// the contract (C is then unchanged when accumulating, partly written otherwise).
-func gemmF32(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, accumulate bool, c []float32, ldc int) bool {
-	return f32Format.gemm(transA, transB, m, n, k, a, lda, b, ldb, accumulate, c, ldc)
-}

@@ -5,7 +5,6 @@ package cpu
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -154,14 +153,14 @@ func (f *amxFormat) kernel(a, b *uint32, c *float32, ldc, chunks int, load, thir
 	amxKernel(a, b, c, ldc, chunks, f.aWords*4, f.bWords*4, load, third && f.three)
 }
 
-// packA packs the blocks of 32 rows [blk0, blk1) of op(A) (m x k) into pa: for each block, each
-// k-chunk of 16, the format's tiles. It reports whether every element is within the format's
-// contract and whether any has a third part.
-func (f *amxFormat) packA(trans bool, m, k int, a []float32, lda int, blk0, blk1 int, pa []uint32) (ok, low bool) {
+// packA packs op(A) (m x k) into pa: for each block of 32 rows, each k-chunk of 16, the format's
+// tiles. It reports whether every element is within the format's contract and whether any has a
+// third part.
+func (f *amxFormat) packA(trans bool, m, k int, a []float32, lda int, pa []uint32) (ok, low bool) {
 	kb := (k + 15) / 16
 	var tmp, tmp2 [256]float32
 	var bad, lows uint32
-	for rb := 2 * blk0; rb < 2*blk1; rb++ {
+	for rb := range (m + 31) / 32 * 2 {
 		for kc := range kb {
 			blk := pa[(rb/2*kb+kc)*f.aWords:][:f.aWords]
 			r0, k0 := rb*16, kc*16
@@ -214,158 +213,94 @@ func gemmF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32
 }
 
 // gemm computes C = op(A)*op(B), or C += op(A)*op(B) with accumulate, in the format on validated
-// arguments with m, n, k > 0, on the calling goroutine. It returns false, with C unchanged when
+// arguments with m, n, k > 0, on the calling goroutine. op(A) is packed whole, first, then each
+// 32-column panel of op(B) is packed just before its products, so that it is still in cache for them;
+// blocks of rows of A keep their panels of one step of k in L2. It returns false, with C unchanged when
 // accumulating and partly written otherwise, when an operand holds a value outside the format's
-// contract.
+// contract. (Packing op(A) once for pieces of panels run in parallel measured slower than Sgemm's
+// split into independent products, each on its own rows or columns: the pieces then read op(A) from
+// the other core's cache.)
 func (f *amxFormat) gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, accumulate bool, c []float32, ldc int) bool {
-	p := newAMXProduct(f, transA, transB, m, n, k, a, lda, b, ldb, accumulate, c, ldc)
-	defer p.release()
-	ok := p.packA(0, p.mp/32) && p.panels(0, p.nbk)
-	return ok && p.finish()
-}
-
-// amxProduct is one product on AMX tiles: op(A) is packed whole, first, then each range of 32-column
-// panels of op(B) is packed and multiplied, one panel just before its products, so that it is still
-// in cache for them. Blocks of rows of A keep their panels of one step of k in L2. (Packing op(A)
-// once for pieces of panels run in parallel measured slower than Sgemm's split into independent
-// products, each on its own rows or columns: the pieces then read op(A) from the other core's
-// cache.)
-type amxProduct struct {
-	f                          *amxFormat
-	transA, transB, accumulate bool
-	m, n, k, lda, ldb, ldc     int
-	a, b, c                    []float32
-	mp, np, kb, kc, nbk        int
-	bufs                       *amxBufs // the packed A and the blocked C
-	// blocked: C is summed in bufs.c as 32x32 blocks of 4 KiB one after another, rows 128 bytes apart
-	// — so that a block's rows never compete for one cache set, as C's do when ldc is a multiple of
-	// 1024 — which also keeps C as it was when accumulating, should B turn out to be outside the
-	// contract. Otherwise (whole blocks, one pass over k, no accumulate) C is written in place.
-	blocked   bool
-	bad, lowA atomic.Bool // an element outside the contract; a third part in A
-}
-
-func newAMXProduct(f *amxFormat, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, accumulate bool, c []float32, ldc int) *amxProduct {
-	p := amxProducts.Get().(*amxProduct)
-	p.f, p.transA, p.transB, p.accumulate = f, transA, transB, accumulate
-	p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.a, p.b, p.c = m, n, k, lda, ldb, ldc, a, b, c
-	p.mp, p.np, p.kb = (m+31)/32*32, (n+31)/32*32, (k+15)/16
-	p.kc, p.nbk = p.kb, p.np/32
-	if p.kb > amxOnePass {
-		p.kc = f.kc
-	}
-	p.bufs = amxPool.Get().(*amxBufs)
-	p.bufs.a = grow(p.bufs.a, p.mp/32*p.kb*f.aWords)
-	p.blocked = accumulate || p.kc < p.kb || m%32 != 0 || n%32 != 0
-	if p.blocked {
-		p.bufs.c = grow(p.bufs.c, p.mp*p.np)
-	}
-	p.bad.Store(false)
-	p.lowA.Store(false)
-	return p
-}
-
-var amxProducts = sync.Pool{New: func() any { return new(amxProduct) }}
-
-// release returns p and its buffers to their pools.
-func (p *amxProduct) release() {
-	amxPool.Put(p.bufs)
-	p.bufs, p.a, p.b, p.c = nil, nil, nil, nil
-	amxProducts.Put(p)
-}
-
-// packA packs the blocks of 32 rows [blk0, blk1) of op(A); false when one is outside the contract.
-func (p *amxProduct) packA(blk0, blk1 int) bool {
-	ok, low := p.f.packA(p.transA, p.m, p.k, p.a, p.lda, blk0, blk1, p.bufs.a)
-	if low {
-		p.lowA.Store(true)
-	}
-	if !ok {
-		p.bad.Store(true)
-	}
-	return ok
-}
-
-// panels computes the 32-column panels [j0, j1) of C, with op(A) packed; false when op(B) holds a
-// value outside the contract (another range's may have been found first: then it stops early too).
-func (p *amxProduct) panels(j0, j1 int) bool {
-	f, bufs := p.f, amxPool.Get().(*amxBufs)
+	bufs := amxPool.Get().(*amxBufs)
 	defer amxPool.Put(bufs)
-	lowA := p.lowA.Load()
-	if p.blocked && p.accumulate {
-		blockCopy(p.bufs.c, p.c, p.ldc, p.m, p.n, p.nbk, j0, j1, true)
+	mp, kb, nbk := (m+31)/32*32, (k+15)/16, (n+31)/32
+	kc := kb
+	if kb > amxOnePass {
+		kc = f.kc
+	}
+	bufs.a = grow(bufs.a, mp/32*kb*f.aWords)
+	okA, lowA := f.packA(transA, m, k, a, lda, bufs.a)
+	if !okA {
+		return false
+	}
+	// Whole blocks of one pass over k, not accumulating, are written to C in place. Otherwise C is summed
+	// in bufs.c as 32x32 blocks of 4 KiB one after another, rows 128 bytes apart — so that a block's rows
+	// never compete for one cache set, as C's do when ldc is a multiple of 1024 — which also keeps C as
+	// it was when accumulating, should B turn out to be outside the contract.
+	blocked := accumulate || kc < kb || m%32 != 0 || n%32 != 0
+	if blocked {
+		bufs.c = grow(bufs.c, mp*nbk*32)
+		if accumulate {
+			blockCopy(bufs.c, c, ldc, m, n, nbk, true)
+		}
 	}
 	// The tile configuration and data belong to the OS thread: stay on it from LDTILECFG to TILERELEASE.
 	runtime.LockOSThread()
 	amxConfig(&amxTileCfg)
 	ok := true
 loops:
-	for k0 := 0; k0 < p.kb; k0 += p.kc {
-		chunks := min(p.kc, p.kb-k0)
+	for k0 := 0; k0 < kb; k0 += kc {
+		chunks := min(kc, kb-k0)
 		mb := max(1, amxABytes/(chunks*f.aWords*4)) // 32-row blocks per block of A
 		nb := max(1, amxBBytes/(chunks*f.bWords*4)) // panels of B packed together
-		bufs.b = grow(bufs.b, min(j1-j0, nb)*chunks*f.bWords)
-		if mb < p.mp/32 { // several blocks of A rows: every panel stays packed for the next block
-			bufs.b = grow(bufs.b, (j1-j0)*chunks*f.bWords)
+		bufs.b = grow(bufs.b, min(nbk, nb)*chunks*f.bWords)
+		if mb < mp/32 { // several blocks of A rows: every panel stays packed for the next block
+			bufs.b = grow(bufs.b, nbk*chunks*f.bWords)
 		}
-		lowB := grow(bufs.lowB, (j1-j0+nb-1)/nb)
+		lowB := grow(bufs.lowB, (nbk+nb-1)/nb)
 		bufs.lowB = lowB
-		for i0 := 0; i0 < p.mp/32; i0 += mb {
-			for j := j0; j < j1; j++ {
+		for i0 := 0; i0 < mp/32; i0 += mb {
+			for j := range nbk {
 				// With one block of A rows, a panel is done with before the next group is packed: reuse
 				// one group's space, which stays in cache.
-				slot := j - j0
-				if mb >= p.mp/32 {
+				slot := j
+				if mb >= mp/32 {
 					slot %= nb
 				}
 				pb := bufs.b[slot*chunks*f.bWords:]
-				g := (j - j0) / nb
-				if i0 == 0 && (j-j0)%nb == 0 {
-					good, low := f.packB(p.transB, p.k, p.n, p.b, p.ldb, j*32, min(j+nb, j1)*32, k0, chunks, pb)
-					if !good || p.bad.Load() {
-						p.bad.Store(true)
+				if i0 == 0 && j%nb == 0 {
+					good, low := f.packB(transB, k, n, b, ldb, j*32, min(j+nb, nbk)*32, k0, chunks, pb)
+					if !good {
 						ok = false
 						break loops
 					}
-					lowB[g] = low
+					lowB[j/nb] = low
 				}
-				third := lowA || lowB[g]
-				for i := i0; i < min(i0+mb, p.mp/32); i++ {
-					cp, cld := &p.c[i*32*p.ldc+j*32], p.ldc*4
-					if p.blocked {
-						cp, cld = &p.bufs.c[(i*p.nbk+j)*1024], 128
+				third := lowA || lowB[j/nb]
+				for i := i0; i < min(i0+mb, mp/32); i++ {
+					cp, cld := &c[i*32*ldc+j*32], ldc*4
+					if blocked {
+						cp, cld = &bufs.c[(i*nbk+j)*1024], 128
 					}
-					f.kernel(&p.bufs.a[(i*p.kb+k0)*f.aWords], &pb[0], cp, cld, chunks, k0 > 0 || p.accumulate, third)
+					f.kernel(&bufs.a[(i*kb+k0)*f.aWords], &pb[0], cp, cld, chunks, k0 > 0 || accumulate, third)
 				}
 			}
 		}
 	}
 	amxRelease()
 	runtime.UnlockOSThread()
-	if ok && p.blocked && !p.accumulate {
-		blockCopy(p.bufs.c, p.c, p.ldc, p.m, p.n, p.nbk, j0, j1, false)
+	if ok && blocked {
+		blockCopy(bufs.c, c, ldc, m, n, nbk, false)
 	}
 	return ok
 }
 
-// finish writes an accumulated C back once every range is done; false when an operand was outside
-// the contract (C is then as it was).
-func (p *amxProduct) finish() bool {
-	if p.bad.Load() {
-		return false
-	}
-	if p.blocked && p.accumulate {
-		blockCopy(p.bufs.c, p.c, p.ldc, p.m, p.n, p.nbk, 0, p.nbk, false)
-	}
-	return true
-}
-
-// blockCopy copies the panels [j0, j1) of the m x n matrix C (row stride ldc) into (in) or out of
-// cb, which holds C as 32x32 blocks, nbk to a row of blocks, each row-major.
-func blockCopy(cb, c []float32, ldc, m, n, nbk, j0, j1 int, in bool) {
+// blockCopy copies the m x n matrix C (row stride ldc) into (in) or out of cb, which holds C as 32x32
+// blocks, nbk to a row of blocks, each row-major.
+func blockCopy(cb, c []float32, ldc, m, n, nbk int, in bool) {
 	for i := range m {
 		row := c[i*ldc : i*ldc+n]
-		for j := j0 * 32; j < min(n, j1*32); j += 32 {
+		for j := 0; j < n; j += 32 {
 			blk := cb[((i/32)*nbk+j/32)*1024+i%32*32:][:min(32, n-j)]
 			if in {
 				copy(blk, row[j:])

@@ -9,10 +9,6 @@ func gemmF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32
 	return ErrNoAMX
 }
 
-func gemmF32(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, accumulate bool, c []float32, ldc int) bool {
-	return false
-}
-
 // amxFormat has no instances on this architecture (AMXUsable is false): the dispatch's wrappers are
 // never built.
 type amxFormat struct{ three bool }

@@ -46,7 +46,7 @@ func GemmF32(transA, transB bool, m, n, k int, a []float32, lda int, b []float32
 		scaleMatrix(m, n, beta, c, ldc)
 		return nil
 	}
-	if !gemmF32(transA, transB, m, n, k, a, lda, b, ldb, beta == 1, c, ldc) {
+	if !f32Format.gemm(transA, transB, m, n, k, a, lda, b, ldb, beta == 1, c, ldc) {
 		return ErrNotF32
 	}
 	return nil
