@@ -25,12 +25,12 @@ func bindCBLAS(handle uintptr) (sgemmFunc, error) {
 	if err := bindFunc(&f, handle, "cblas_sgemm"); err != nil {
 		return nil, err
 	}
-	return func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	return foreign(func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 		b []float32, ldb int, beta float32, c []float32, ldc int) {
 		// Sizes were checked to fit int32 by checkSgemm.
 		f(cblasRowMajor, cblasTrans32(transA), cblasTrans32(transB), int32(m), int32(n), int32(k),
 			alpha, a, int32(lda), b, int32(ldb), beta, c, int32(ldc))
-	}, nil
+	}), nil
 }
 
 func cblasTrans32(t bool) int32 {

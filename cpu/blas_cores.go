@@ -3,6 +3,9 @@ package cpu
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
+
+	"github.com/anestar/anestar/internal/par"
 )
 
 // A single-threaded BLAS call runs on an OS thread of its own, outside the Go scheduler's count: while
@@ -38,3 +41,19 @@ func tryAcquireCore() bool {
 
 // releaseCore frees a slot taken by acquireCore or tryAcquireCore.
 func releaseCore() { <-cores }
+
+// foreignCalls counts the calls of a foreign BLAS library under way. While one runs, package par's
+// idle helpers stop polling for work (par.SetSpinGate): the library's thread needs the core.
+var foreignCalls atomic.Int32
+
+func init() { par.SetSpinGate(func() bool { return foreignCalls.Load() == 0 }) }
+
+// foreign returns f counted in foreignCalls.
+func foreign(f sgemmFunc) sgemmFunc {
+	return func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+		b []float32, ldb int, beta float32, c []float32, ldc int) {
+		foreignCalls.Add(1)
+		defer foreignCalls.Add(-1)
+		f(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
+}

@@ -109,3 +109,15 @@ func TestSgemmCoreSlots(t *testing.T) {
 		}
 	}
 }
+
+func TestForeignCallsCounted(t *testing.T) {
+	var during int32
+	f := foreign(func(bool, bool, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int) {
+		during = foreignCalls.Load()
+	})
+	before := foreignCalls.Load()
+	f(false, false, 1, 1, 1, 1, nil, 1, nil, 1, 0, nil, 1)
+	if during != before+1 || foreignCalls.Load() != before {
+		t.Fatalf("foreign calls: %d before, %d during, %d after", before, during, foreignCalls.Load())
+	}
+}

@@ -33,7 +33,7 @@ func bindFortranSgemm(handle uintptr) (sgemmFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	return foreign(func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 		b []float32, ldb int, beta float32, c []float32, ldc int) {
 		f := fortranFrames.Get().(*fortranFrame)
 		// Column-major C^T (n x m) = op(B)^T (n x k) · op(A)^T (k x m): B comes first.
@@ -56,7 +56,7 @@ func bindFortranSgemm(handle uintptr) (sgemmFunc, error) {
 		runtime.KeepAlive(c)
 		f.args = [13]uintptr{}
 		fortranFrames.Put(f)
-	}, nil
+	}), nil
 }
 
 func fortranTrans(t bool) byte {

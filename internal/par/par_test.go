@@ -2,8 +2,10 @@ package par
 
 import (
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // visits runs For over n in pieces of size and reports how often each index was visited.
@@ -106,5 +108,29 @@ func TestForAllocatesNothing(t *testing.T) {
 	For(len(buf), 256, body)
 	if n := testing.AllocsPerRun(100, func() { For(len(buf), 256, body) }); n != 0 {
 		t.Fatalf("For allocates %v times per call", n)
+	}
+}
+
+func TestSpinningStopsAtGateAndDeadline(t *testing.T) {
+	defer spinGate.Store(nil)
+	now := time.Now()
+	if !spinning(now) {
+		t.Fatal("no gate, just started: spinning is false")
+	}
+	if spinning(now.Add(-2 * spinFor)) {
+		t.Fatal("past spinFor: spinning is true")
+	}
+	var closed atomic.Bool // read by the helpers too
+	SetSpinGate(func() bool { return !closed.Load() })
+	if !spinning(now) {
+		t.Fatal("open gate: spinning is false")
+	}
+	closed.Store(true)
+	if spinning(now) {
+		t.Fatal("closed gate: spinning is true")
+	}
+	// A closed gate leaves the helpers blocking on the queue: loops still finish.
+	if got := visits(1000, 7); slices.ContainsFunc(got, func(v int32) bool { return v != 1 }) {
+		t.Fatalf("closed gate: visits %v", got)
 	}
 }
