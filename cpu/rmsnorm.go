@@ -25,33 +25,50 @@ func RMSNorm(out, x, w []float32, C, S int, eps float32) error {
 		return chk.err
 	}
 	rrms := make([]float32, S)
-	rmsInverse(rrms, x, C, S, eps)
+	rmsColumns(rrms, nil, x, nil, w, C, S, eps)
 	parallelFor(C, max(1, rmsGrain/S), func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			xr, or, wc := x[c*S:(c+1)*S], out[c*S:(c+1)*S], w[c]
-			for s, r := range rrms {
-				or[s] = xr[s] * r * wc
+			for s := rmsScaleVec(or, xr, rrms, wc); s < S; s++ {
+				or[s] = xr[s] * rrms[s] * wc
 			}
 		}
 	})
 	return nil
 }
 
-// rmsInverse sets rrms[s] = 1/sqrt(mean_c(x[c,s]^2) + eps), summing over
-// channels with columns split among goroutines.
-func rmsInverse(rrms, x []float32, C, S int, eps float32) {
-	parallelFor(S, max(1, rmsGrain/C), func(lo, hi int) {
+// rmsColumns sets rrms[s] = 1/sqrt(mean_c(x[c,s]^2) + eps) and, with dy non-nil, coef[s] =
+// r^3/C * sum_c dy[c,s]*x[c,s]*w[c], summing over channels in order, with strips of columns split
+// among goroutines.
+func rmsColumns(rrms, coef, x, dy, w []float32, C, S int, eps float32) {
+	grain := (max(1, rmsGrain/C) + 7) &^ 7 // whole blocks of the vector code
+	invC := 1 / float32(C)
+	parallelFor(S, grain, func(lo, hi int) {
 		ss := rrms[lo:hi]
-		clear(ss)
-		for c := range C {
-			xr := x[c*S+lo : c*S+hi]
-			for s, v := range xr {
-				ss[s] += v * v
+		var dot, dys []float32
+		if dy != nil {
+			dot, dys = coef[lo:hi], dy[lo:]
+		}
+		for s := rmsColsVec(ss, dot, x[lo:], dys, w, C, S); s < len(ss); s++ {
+			var sq, d float32
+			for c := range C {
+				v := x[c*S+lo+s]
+				sq += v * v
+				if dy != nil {
+					d += dys[c*S+s] * v * w[c]
+				}
+			}
+			ss[s] = sq
+			if dy != nil {
+				dot[s] = d
 			}
 		}
-		invC := 1 / float32(C)
 		for s, v := range ss {
-			ss[s] = float32(1 / math.Sqrt(float64(v*invC+eps)))
+			r := float32(1 / math.Sqrt(float64(v*invC+eps)))
+			ss[s] = r
+			if dy != nil {
+				dot[s] *= r * r * r * invC
+			}
 		}
 	})
 }
@@ -79,26 +96,26 @@ func RMSNormBackward(dx, dw, dy, x, w []float32, C, S int, eps float32) error {
 	}
 	rrms := make([]float32, S)
 	coef := make([]float32, S) // r^3/C * sum_c dy*x*w
-	rmsInverse(rrms, x, C, S, eps)
-	parallelFor(S, max(1, rmsGrain/C), func(lo, hi int) {
-		dot := coef[lo:hi]
-		for c := range C {
-			xr, dr, wc := x[c*S+lo:c*S+hi], dy[c*S+lo:c*S+hi], w[c]
-			for s, v := range xr {
-				dot[s] += dr[s] * v * wc
-			}
-		}
-		invC := 1 / float32(C)
-		for s, r := range rrms[lo:hi] {
-			dot[s] *= r * r * r * invC
-		}
-	})
+	rmsColumns(rrms, coef, x, dy, w, C, S, eps)
 	parallelFor(C, max(1, rmsGrain/S), func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			xr, dr, gr, wc := x[c*S:(c+1)*S], dy[c*S:(c+1)*S], dx[c*S:(c+1)*S], w[c]
-			var sw float32
-			for s, r := range rrms {
-				d, v := dr[s], xr[s]
+			// sum_s dy*x*r in eight lanes, s%8, then added up in order: the vector code's sum.
+			var lanes [8]float32
+			n := S &^ 7
+			if rmsGradVec(gr, dr, xr, rrms, coef, wc, &lanes) == 0 {
+				for s := range n {
+					d, v, r := dr[s], xr[s], rrms[s]
+					lanes[s%8] += d * v * r
+					gr[s] = r*wc*d - v*coef[s]
+				}
+			}
+			sw := lanes[0]
+			for _, l := range lanes[1:] {
+				sw += l
+			}
+			for s := n; s < S; s++ {
+				d, v, r := dr[s], xr[s], rrms[s]
 				sw += d * v * r
 				gr[s] = r*wc*d - v*coef[s]
 			}

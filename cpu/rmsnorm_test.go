@@ -123,16 +123,66 @@ func TestRMSNormErrors(t *testing.T) {
 	}
 }
 
+// TestRMSNormVectorBits: RMSNorm and its backward give the same bits with the vector code as with the
+// scalar code alone, at sizes that leave scalar tails and split over goroutines, dx aliasing dy.
+func TestRMSNormVectorBits(t *testing.T) {
+	if !hasRMSVec {
+		t.Skip("no vector code on this machine")
+	}
+	for _, sz := range [][2]int{{1, 8}, {3, 5}, {6, 37}, {96, 1024}, {256, 1030}} {
+		C, S := sz[0], sz[1]
+		rng := rand.New(rand.NewPCG(uint64(C), uint64(S)))
+		x, w, dy := randNorm(rng, C*S, 2), randNorm(rng, C, 1), randNorm(rng, C*S, 1)
+		run := func(vec bool) []float32 {
+			prev := hasRMSVec
+			hasRMSVec = vec
+			defer func() { hasRMSVec = prev }()
+			out, dx, dw := make([]float32, C*S), append([]float32(nil), dy...), make([]float32, C)
+			if err := RMSNorm(out, x, w, C, S, 1e-5); err != nil {
+				t.Fatal(err)
+			}
+			if err := RMSNormBackward(dx, dw, dx, x, w, C, S, 1e-5); err != nil {
+				t.Fatal(err)
+			}
+			return append(out, append(dx, dw...)...)
+		}
+		a, b := run(false), run(true)
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("C %d S %d: element %d of out, dx, dw: scalar %v, vector %v", C, S, i, a[i], b[i])
+			}
+		}
+	}
+}
+
+// benchVec runs f as sub-benchmarks "scalar" (the vector code off) and "vector", where there is one.
+func benchVec(b *testing.B, on *bool, f func(b *testing.B)) {
+	for _, vec := range []bool{false, true} {
+		if vec && !*on {
+			continue
+		}
+		name := map[bool]string{false: "scalar", true: "vector"}[vec]
+		b.Run(name, func(b *testing.B) {
+			prev := *on
+			*on = vec
+			defer func() { *on = prev }()
+			f(b)
+		})
+	}
+}
+
 func BenchmarkRMSNorm(b *testing.B) {
 	const C, S = 768, 512
 	rng := rand.New(rand.NewPCG(15, 16))
 	x, w, out := randNorm(rng, C*S, 1), randNorm(rng, C, 1), make([]float32, C*S)
 	b.SetBytes(4 * C * S)
-	for b.Loop() {
-		if err := RMSNorm(out, x, w, C, S, 1e-5); err != nil {
-			b.Fatal(err)
+	benchVec(b, &hasRMSVec, func(b *testing.B) {
+		for b.Loop() {
+			if err := RMSNorm(out, x, w, C, S, 1e-5); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 func BenchmarkRMSNormBackward(b *testing.B) {
@@ -141,9 +191,11 @@ func BenchmarkRMSNormBackward(b *testing.B) {
 	x, w, dy := randNorm(rng, C*S, 1), randNorm(rng, C, 1), randNorm(rng, C*S, 1)
 	dx, dw := make([]float32, C*S), make([]float32, C)
 	b.SetBytes(4 * C * S)
-	for b.Loop() {
-		if err := RMSNormBackward(dx, dw, dy, x, w, C, S, 1e-5); err != nil {
-			b.Fatal(err)
+	benchVec(b, &hasRMSVec, func(b *testing.B) {
+		for b.Loop() {
+			if err := RMSNormBackward(dx, dw, dy, x, w, C, S, 1e-5); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
