@@ -42,11 +42,11 @@ func tryAcquireCore() bool {
 // releaseCore frees a slot taken by acquireCore or tryAcquireCore.
 func releaseCore() { <-cores }
 
-// foreignCalls counts the calls of a foreign BLAS library under way. While one runs, package par's
-// idle helpers stop polling for work (par.SetSpinGate): the library's thread needs the core.
+// foreignCalls counts the calls of a foreign BLAS library under way, each on a thread of its own that
+// needs a core: package par leaves those cores to them (par.SetBusy).
 var foreignCalls atomic.Int32
 
-func init() { par.SetSpinGate(func() bool { return foreignCalls.Load() == 0 }) }
+func init() { par.SetBusy(func() int { return int(foreignCalls.Load()) }) }
 
 // foreign returns f counted in foreignCalls.
 func foreign(f sgemmFunc) sgemmFunc {

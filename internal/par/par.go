@@ -15,8 +15,12 @@
 // blocked helper's thread sleeps, and waking it took about 90 µs on the virtual machines measured:
 // longer than most of the emulator's ops, which then ran on one core while the other woke up. (The
 // caller's wait for a helper's last piece blocks: polling there measured slower.) The polling yields
-// to other goroutines at every turn, and stops while the spin gate (SetSpinGate) says that the core is
-// wanted by work outside the Go scheduler (a BLAS call on a thread of its own).
+// to other goroutines at every turn.
+//
+// Work outside the Go scheduler (a BLAS call on a thread of its own) holds cores that the helpers'
+// threads would share with it, and a helper descheduled for the other thread's time slice holds up
+// the loop whose piece it has claimed, by milliseconds. While SetBusy's function reports such work,
+// loops are offered to that many fewer helpers, and idle helpers do not poll.
 package par
 
 import (
@@ -90,7 +94,7 @@ func ForGated(n, size int, join func() bool, leave func(), fn func(lo, hi int)) 
 	j.fn, j.join, j.leave, j.n, j.size, j.pieces = fn, join, leave, n, size, int64(pieces)
 	j.next.Store(0)
 	j.done.Store(0)
-	offer := min(helpers, pieces-1)
+	offer := min(helpers-busy(), pieces-1)
 	j.refs.Store(int32(1 + offer))
 	for range offer {
 		select {
@@ -129,20 +133,25 @@ func ForGated(n, size int, join func() bool, leave func(), fn func(lo, hi int)) 
 // between the emulator's parallel ops.
 const spinFor = 200 * time.Microsecond
 
-// spinGate, when set, reports whether polling may go on (SetSpinGate).
-var spinGate atomic.Pointer[func() bool]
+// busyFn, when set, is SetBusy's function.
+var busyFn atomic.Pointer[func() int]
 
-// SetSpinGate makes the polling of idle goroutines stop while ok reports false. cpu sets it to
-// report false while a BLAS call runs on a thread of its own, which polling would take a core
-// from. ok is called at every turn of a polling loop: it must be cheap.
-func SetSpinGate(ok func() bool) { spinGate.Store(&ok) }
+// SetBusy tells the package how many cores work outside the Go scheduler holds at any moment: n
+// reports it (cpu: the foreign BLAS calls under way). It is called at every loop and at every turn of
+// a polling helper: it must be cheap.
+func SetBusy(n func() int) { busyFn.Store(&n) }
 
-// spinning reports whether a goroutine that started polling at t0 may poll on.
-func spinning(t0 time.Time) bool {
-	if g := spinGate.Load(); g != nil && !(*g)() {
-		return false
+// busy is the number of cores held outside the scheduler, as SetBusy's function reports it.
+func busy() int {
+	if f := busyFn.Load(); f != nil {
+		return (*f)()
 	}
-	return time.Since(t0) < spinFor
+	return 0
+}
+
+// spinning reports whether a helper that started polling at t0 may poll on.
+func spinning(t0 time.Time) bool {
+	return busy() == 0 && time.Since(t0) < spinFor
 }
 
 // next returns the next job offered to the helpers: polled for while spinning allows, then waited for.

@@ -111,26 +111,37 @@ func TestForAllocatesNothing(t *testing.T) {
 	}
 }
 
-func TestSpinningStopsAtGateAndDeadline(t *testing.T) {
-	defer spinGate.Store(nil)
+func TestBusyCoresStopPollingAndOffers(t *testing.T) {
+	defer busyFn.Store(nil)
 	now := time.Now()
 	if !spinning(now) {
-		t.Fatal("no gate, just started: spinning is false")
+		t.Fatal("nothing busy, just started: spinning is false")
 	}
 	if spinning(now.Add(-2 * spinFor)) {
 		t.Fatal("past spinFor: spinning is true")
 	}
-	var closed atomic.Bool // read by the helpers too
-	SetSpinGate(func() bool { return !closed.Load() })
+	var held atomic.Int32 // read by the helpers too
+	SetBusy(func() int { return int(held.Load()) })
 	if !spinning(now) {
-		t.Fatal("open gate: spinning is false")
+		t.Fatal("no core busy: spinning is false")
 	}
-	closed.Store(true)
+	held.Store(int32(Procs()))
 	if spinning(now) {
-		t.Fatal("closed gate: spinning is true")
+		t.Fatal("cores busy: spinning is true")
 	}
-	// A closed gate leaves the helpers blocking on the queue: loops still finish.
+	// Every core held: the caller runs every piece itself, in order.
+	var order []int
+	For(100, 7, func(lo, hi int) { order = append(order, lo) })
+	for i, lo := range order {
+		if lo != 7*i {
+			t.Fatalf("cores busy: pieces ran %v, not all on the caller in order", order)
+		}
+	}
+	if len(order) != 15 {
+		t.Fatalf("cores busy: %d pieces ran, want 15", len(order))
+	}
+	held.Store(0)
 	if got := visits(1000, 7); slices.ContainsFunc(got, func(v int32) bool { return v != 1 }) {
-		t.Fatalf("closed gate: visits %v", got)
+		t.Fatalf("visits %v", got)
 	}
 }
