@@ -94,7 +94,7 @@ func ForGated(n, size int, join func() bool, leave func(), fn func(lo, hi int)) 
 	j.fn, j.join, j.leave, j.n, j.size, j.pieces = fn, join, leave, n, size, int64(pieces)
 	j.next.Store(0)
 	j.done.Store(0)
-	offer := min(helpers-busy(), pieces-1)
+	offer := max(0, min(helpers-busy(), pieces-1))
 	j.refs.Store(int32(1 + offer))
 	for range offer {
 		select {
