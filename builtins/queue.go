@@ -3,6 +3,9 @@ package builtins
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
+
+	"github.com/anestar/anestar/cpu"
 
 	"go.starlark.net/starlark"
 )
@@ -21,6 +24,8 @@ type queue struct {
 	done  chan struct{} // closed when the worker exits
 	last  *job          // the most recently submitted job
 	count int           // jobs submitted
+
+	waiting atomic.Bool // the script is in wait: queued products may take every core
 
 	mu     sync.Mutex
 	err    error // the first failure since the last wait
@@ -133,6 +138,8 @@ func (q *queue) pending() bool {
 // clears) the first failure of a queued job.
 func (q *queue) wait(fn string) error {
 	if q.last != nil {
+		q.waiting.Store(true)
+		defer q.waiting.Store(false)
 		select {
 		case <-q.last.done:
 		case <-q.s.ctx.Done():
@@ -202,7 +209,14 @@ func queueSgemm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	if err != nil {
 		return nil, err
 	}
-	return starlark.None, q.submit(b.Name(), []*Tensor{g.a, g.b}, []*Tensor{g.c}, g.run)
+	return starlark.None, q.submit(b.Name(), []*Tensor{g.a, g.b}, []*Tensor{g.c}, func() error {
+		// On one core while the script goes on: split over both, the products took the core slots
+		// that the script's next kernel eval then waited for. Once the script waits, on every core.
+		if q.waiting.Load() {
+			return g.run()
+		}
+		return g.runOn(cpu.SgemmSerial)
+	})
 }
 
 func queueAxpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
