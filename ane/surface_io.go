@@ -214,6 +214,54 @@ func (s *Surface) CopyRegion(dstCh, dstCol int, src *Surface, srcCh, srcCol, nch
 	return err
 }
 
+// CopyReshaped copies channels [srcCh, srcCh+nch) of src — nch*src.Spatial() values in order — into
+// this surface's region of rows channels from dstCh by their count/rows columns from dstCol, filled row
+// after row: a block of one kernel's output handed to another kernel's input at another width (the
+// tensor reshaped on the way). Same dtype copies bytes; otherwise values are converted. src must be
+// another surface.
+func (s *Surface) CopyReshaped(dstCh, dstCol, rows int, src *Surface, srcCh, nch int) error {
+	if src == s {
+		return fmt.Errorf("surface %q: reshaped copy from itself: copy through a tensor", s.name)
+	}
+	if err := src.checkChannels("reshaped copy source", srcCh, nch); err != nil {
+		return err
+	}
+	n := nch * src.spatial
+	if rows <= 0 || n%rows != 0 {
+		return fmt.Errorf("surface %q: reshaped copy of %d values from %q into %d rows: want a row count that divides them", s.name, n, src.name, rows)
+	}
+	ncol := n / rows
+	if err := s.checkRegion("reshaped copy destination", dstCh, rows, dstCol, ncol); err != nil {
+		return err
+	}
+	var inner error
+	err := src.access(true, func(sb []byte) {
+		inner = s.access(false, func(db []byte) {
+			des, ses := s.ElemSize(), src.ElemSize()
+			base := srcCh * src.spatial
+			split(rows, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
+				var tmp [256]float32
+				for r := lo; r < hi; r++ {
+					do, so := ((dstCh+r)*s.spatial+dstCol)*des, (base+r*ncol)*ses
+					if s.typ.DType == src.typ.DType {
+						copy(db[do:do+ncol*des], sb[so:so+ncol*ses])
+						continue
+					}
+					for j0 := 0; j0 < ncol; j0 += len(tmp) {
+						m := min(len(tmp), ncol-j0)
+						decode(src.typ.DType, tmp[:m], sb[so+j0*ses:so+(j0+m)*ses])
+						encode(s.typ.DType, db[do+j0*des:do+(j0+m)*des], tmp[:m])
+					}
+				}
+			})
+		})
+	})
+	if inner != nil {
+		return inner
+	}
+	return err
+}
+
 // copyRegion does the work of CopyRegion on locked bytes.
 func copyRegion(d *Surface, db []byte, dstCh, dstCol int, s *Surface, sb []byte, srcCh, srcCol, nch, ncol int) {
 	if nch == 0 || ncol == 0 {

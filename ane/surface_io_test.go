@@ -164,3 +164,56 @@ func checkRegion(t *testing.T, d mil.DType, c, s, ch, nch, col, ncol int, transp
 		}
 	}
 }
+
+// TestCopyReshaped: a block of whole channels of one surface lands, value after value, in a region of
+// rows of another at another width, for every pair of dtypes, big enough to be split; nothing outside
+// the region changes; bad counts, ranges and a copy within one surface are errors.
+func TestCopyReshaped(t *testing.T) {
+	const sc, ss = 64, 1024           // source: 64 channels of 1024
+	const dc, ds = 40, 5000           // destination: 40 channels of 5000
+	const from, nch = 6, 50           // source channels [6, 56): 51200 values
+	const rows, ch, col = 16, 3, 1700 // into 16 rows of 3200 columns from channel 3, column 1700
+	for _, sd := range []mil.DType{mil.FP16, mil.FP32} {
+		for _, dd := range []mil.DType{mil.FP16, mil.FP32} {
+			src, dst := bigSurface(t, "src", sd, sc, ss), bigSurface(t, "dst", dd, dc, ds)
+			vals, old := halfExact(sc*ss, 3), halfExact(dc*ds, 4)
+			if err := src.WriteChannels(0, sc, vals); err != nil {
+				t.Fatal(err)
+			}
+			if err := dst.WriteChannels(0, dc, old); err != nil {
+				t.Fatal(err)
+			}
+			if err := dst.CopyReshaped(ch, col, rows, src, from, nch); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, dc*ds)
+			if err := dst.ReadChannels(0, dc, got); err != nil {
+				t.Fatal(err)
+			}
+			w := nch * ss / rows
+			for c := range dc {
+				for x := range ds {
+					want := old[c*ds+x]
+					if r := c - ch; r >= 0 && r < rows && x >= col && x < col+w {
+						want = vals[from*ss+r*w+x-col]
+					}
+					if g := got[c*ds+x]; g != want {
+						t.Fatalf("%s to %s: channel %d column %d = %v, want %v", sd, dd, c, x, g, want)
+					}
+				}
+			}
+			for _, bad := range []struct {
+				what                   string
+				ch, col, rows, from, n int
+			}{{"rows not dividing", ch, col, 17, from, nch}, {"no rows", ch, col, 0, from, nch}, {"source range", ch, col, rows, 60, 10},
+				{"destination columns", ch, 1900, rows, from, nch}, {"destination rows", 30, col, rows, from, nch}} {
+				if err := dst.CopyReshaped(bad.ch, bad.col, bad.rows, src, bad.from, bad.n); err == nil {
+					t.Errorf("%s to %s: %s: no error", sd, dd, bad.what)
+				}
+			}
+			if err := dst.CopyReshaped(0, 0, 1, dst, 0, 1); err == nil {
+				t.Errorf("%s: copy within one surface: no error", dd)
+			}
+		}
+	}
+}

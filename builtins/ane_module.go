@@ -174,6 +174,9 @@ var surfaceType = &typeDef{
 		{sig: "copy_region(src, channel, column, src_channel = 0, src_column = 0, channels = None, columns = None)", doc: "Copies the region channels [src_channel, src_channel + channels) x columns " +
 			"[src_column, src_column + columns) of surface src (any shape; the counts default to the rest of src) into this surface at channel, column, converting dtypes if they differ: " +
 			"one kernel's output handed to another kernel's input without a trip through a tensor.", fn: surfCopyRegion},
+		{sig: "copy_reshaped(src, channel, column, rows, src_channel = 0, channels = None)", doc: "Copies channels [src_channel, src_channel + channels) of surface src " +
+			"(channels defaults to the rest of src), their values in order, into rows channels from channel by as many columns from column as they fill, row after row, " +
+			"converting dtypes if they differ: a block of one kernel's output handed to another kernel's input at another width, as t.reshape(rows, -1) would carry it.", fn: surfCopyReshaped},
 		{sig: "write_region(t, channel, column, transposed = False)", doc: "Writes 2-D t [C', W] into channels [channel, channel + C') x columns [column, column + W) — packing a weight matrix along the spatial axis. With transposed, t is [W, C'].", fn: surfWriteRegion},
 		{sig: "read_region(channel, column, channels, columns)", doc: "A new [channels, columns] tensor of that region.", fn: surfReadRegion},
 		{sig: "fill(value)", doc: "Sets every element to value.", fn: surfFill},
@@ -418,6 +421,24 @@ func surfCopyRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 		ncol = src.s.Spatial() - srcCol
 	}
 	if err := s.CopyRegion(ch, col, src.s, srcCh, srcCol, nch, ncol); err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
+	return starlark.None, nil
+}
+
+func surfCopyReshaped(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	s := recvSurface(b)
+	var src *surface
+	var ch, col, rows, srcCh int
+	nch := -1
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "src", &src, "channel", &ch, "column", &col, "rows", &rows,
+		"src_channel?", &srcCh, "channels??", &nch); err != nil {
+		return nil, err
+	}
+	if nch < 0 {
+		nch = src.s.Channels() - srcCh
+	}
+	if err := s.CopyReshaped(ch, col, rows, src.s, srcCh, nch); err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
