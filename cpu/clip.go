@@ -39,11 +39,7 @@ func GlobalNorm(grads ...[]float32) float64 {
 	sums := make([]float64, len(chunks))
 	parallelFor(len(chunks), 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			var ss float64
-			for _, v := range chunks[c] {
-				ss += float64(v) * float64(v)
-			}
-			sums[c] = ss
+			sums[c] = sumSquares(chunks[c])
 		}
 	})
 	var ss float64
@@ -51,6 +47,26 @@ func GlobalNorm(grads ...[]float32) float64 {
 		ss += v
 	}
 	return math.Sqrt(ss)
+}
+
+// sumSquares is the sum of float64(v)^2 over x: over the whole blocks of 16 in sixteen lanes (element
+// i in lane i%16), the vector code's, added up in order, then the rest.
+func sumSquares(x []float32) float64 {
+	var lanes [16]float64
+	n := len(x) &^ 15
+	if sumSquaresVec(x, &lanes) == 0 {
+		for i, v := range x[:n] {
+			lanes[i%16] += float64(v) * float64(v)
+		}
+	}
+	ss := lanes[0]
+	for _, l := range lanes[1:] {
+		ss += l
+	}
+	for _, v := range x[n:] {
+		ss += float64(v) * float64(v)
+	}
+	return ss
 }
 
 // normChunk is the length of GlobalNorm's partial sums.
@@ -109,7 +125,7 @@ func ClipByGlobalNorm(maxNorm float32, grads ...[]float32) (float64, error) {
 func Scale(x []float32, s float32) {
 	parallelFor(len(x), elemGrain, func(lo, hi int) {
 		r := x[lo:hi]
-		for i := range r {
+		for i := scaleVec(r, s); i < len(r); i++ {
 			r[i] *= s
 		}
 	})
