@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -251,5 +252,21 @@ func TestTrainLMTokenizerCache(t *testing.T) {
 	run(a, "2", false)
 	if v := run(b, "3", true); string(v) != string(va) {
 		t.Error("resuming on another text replaced the checkpoint's vocabulary")
+	}
+}
+
+// TestTrainLMProbsRecomputed trains at sizes whose softmax probabilities do not fit the attention
+// backward's input (lm_probs_fit is false: 4*32*32 values in 96 rows), so that it recomputes them: the
+// run completes and its loss falls.
+func TestTrainLMProbsRecomputed(t *testing.T) {
+	_, out := mustRunLM(t, lmSmall(t.TempDir(), "dim", "96", "kv_heads", "4", "batch", "1", "steps", "8", "eval_every", "0"), false)
+	m := regexp.MustCompile(`(?m)^step (\d+)/8 +loss (\d+\.\d+)`).FindAllStringSubmatch(out, -1)
+	if len(m) < 2 {
+		t.Fatalf("no step losses in:\n%s", out)
+	}
+	first, _ := strconv.ParseFloat(m[0][2], 64)
+	last, _ := strconv.ParseFloat(m[len(m)-1][2], 64)
+	if !(last < first) {
+		t.Fatalf("loss %v at step %s, %v at step %s: it did not fall\n%s", first, m[0][1], last, m[len(m)-1][1], out)
 	}
 }
