@@ -1,22 +1,45 @@
 package emulator
 
-// vecOp names the operation of the vector code of binRun (binvec_amd64.s): its values are the
-// assembly's dispatch codes.
-type vecOp int
+import "github.com/anestar/anestar/internal/vec"
+
+// vecOp is an operation of the vector code (package vec).
+type vecOp = vec.Op
 
 const (
-	vecAdd  vecOp = iota // a + b
-	vecSub               // a - b
-	vecMul               // a * b
-	vecDiv               // a / b
-	vecRSub              // s - a (binVS only)
-	vecRDiv              // s / a (binVS only)
-
-	vecRound vecOp = 8 // added to an op: the result rounded to fp16 (the assembly's second set of loops)
+	vecAdd   = vec.Add
+	vecSub   = vec.Sub
+	vecMul   = vec.Mul
+	vecDiv   = vec.Div
+	vecRSub  = vec.RSub
+	vecRDiv  = vec.RDiv
+	vecRound = vec.Round
 )
 
 // binVecMin is the shortest run worth a call into the vector code.
-const binVecMin = 32
+const binVecMin = vec.MinRun
+
+// hasBinVec and hasRoundVec report whether the vector code runs here, and its rounding ops;
+// variables, so that benchmarks and tests can compare with the scalar code alone.
+var (
+	hasBinVec   = vec.Has()
+	hasRoundVec = vec.HasRound()
+)
+
+// binVV runs the vector code on the longest prefix of whole blocks and returns its length.
+func binVV(op vecOp, dst, a, b []float32) int {
+	if !hasBinVec || (op >= vecRound && !hasRoundVec) {
+		return 0
+	}
+	return vec.VV(op, dst, a, b)
+}
+
+// binVS is binVV with a scalar second operand (or first, for vecRSub and vecRDiv).
+func binVS(op vecOp, dst, a []float32, s float32) int {
+	if !hasBinVec || (op >= vecRound && !hasRoundVec) {
+		return 0
+	}
+	return vec.VS(op, dst, a, s)
+}
 
 // vecOpOf returns the vector code's op for a op b, or false when the vector code has none; with
 // scalarFirst, for s op b with a scalar s.

@@ -5,7 +5,7 @@
 // Operand order is Go's: VSUBPS b, a, d computes d = a - b, VDIVPS b, a, d computes d = a / b.
 
 // LOOP runs OP on blocks of 8 floats of (SI) and Y1 into (DI), AX counting up to CX, then jumps to
-// DONE; LOADB loads Y1 for each block (binVV) or nothing (binVS, where Y1 holds the scalar).
+// DONE; LOADB loads Y1 for each block (vvAVX2) or nothing (vsAVX2, where Y1 holds the scalar).
 #define LOOP(NAME, LOADB, OP, DONE) \
 NAME:                          \
 	CMPQ    AX, CX;            \
@@ -35,8 +35,8 @@ NAME:                          \
 #define RSUB16 RSUB; R16
 #define RDIV16 RDIV; R16
 
-// func binVVAVX2(op vecOp, dst, a, b *float32, n int)
-TEXT ·binVVAVX2(SB), NOSPLIT, $0-40
+// func vvAVX2(op Op, dst, a, b *float32, n int)
+TEXT ·vvAVX2(SB), NOSPLIT, $0-40
 	MOVQ op+0(FP), R9
 	MOVQ dst+8(FP), DI
 	MOVQ a+16(FP), SI
@@ -70,8 +70,8 @@ vvdone:
 	VZEROUPPER
 	RET
 
-// func binVSAVX2(op vecOp, dst, a *float32, s float32, n int)
-TEXT ·binVSAVX2(SB), NOSPLIT, $0-40
+// func vsAVX2(op Op, dst, a *float32, s float32, n int)
+TEXT ·vsAVX2(SB), NOSPLIT, $0-40
 	MOVQ         op+0(FP), R9
 	MOVQ         dst+8(FP), DI
 	MOVQ         a+16(FP), SI

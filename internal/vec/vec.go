@@ -1,0 +1,56 @@
+// Package vec runs elementwise float32 arithmetic over runs of values eight lanes at a time, on amd64
+// with AVX2 (and F16C for the ops that round their results to fp16). Each lane is the same IEEE
+// float32 operation as the scalar code's (no fused multiply-add), so the bits are the same: callers
+// run the vector code on a run's longest prefix of whole blocks and the scalar code on the rest. It
+// serves the emulator's elementwise ops and the host's tensor arithmetic.
+package vec
+
+// Op is an operation of the vector code: its values are the assembly's dispatch codes.
+type Op int
+
+// The operations.
+const (
+	Add  Op = iota // a + b
+	Sub            // a - b
+	Mul            // a * b
+	Div            // a / b
+	RSub           // s - a (VS only)
+	RDiv           // s / a (VS only)
+
+	Round Op = 8 // added to an op: the result rounded to fp16 (the assembly's second set of loops)
+)
+
+// MinRun is the shortest run worth a call into the vector code.
+const MinRun = 32
+
+// VV sets dst[j] = a[j] op b[j] over the longest prefix of whole blocks of eight of dst, and returns
+// its length: 0 where there is no vector code (or none that rounds, for a Round op) or dst is shorter
+// than MinRun. a and b hold at least as many values.
+func VV(op Op, dst, a, b []float32) int {
+	n := len(dst) &^ 7
+	if !usable(op) || n < MinRun {
+		return 0
+	}
+	_, _ = a[n-1], b[n-1]
+	vv(op, &dst[0], &a[0], &b[0], n)
+	return n
+}
+
+// VS is VV with a scalar second operand s (the first, for RSub and RDiv: s op a[j]).
+func VS(op Op, dst, a []float32, s float32) int {
+	n := len(dst) &^ 7
+	if !usable(op) || n < MinRun {
+		return 0
+	}
+	_ = a[n-1]
+	vs(op, &dst[0], &a[0], s, n)
+	return n
+}
+
+// usable reports whether the vector code runs op here.
+func usable(op Op) bool {
+	if op >= Round {
+		return HasRound()
+	}
+	return Has()
+}

@@ -1,0 +1,30 @@
+//go:build !noasm
+
+package vec
+
+import "github.com/anestar/anestar/half"
+
+// vvAVX2 computes dst[j] = a[j] op b[j] for j < n, n a multiple of 8.
+//
+//go:noescape
+func vvAVX2(op Op, dst, a, b *float32, n int)
+
+// vsAVX2 computes dst[j] = a[j] op s for j < n, n a multiple of 8 (RSub and RDiv: s op a[j]).
+//
+//go:noescape
+func vsAVX2(op Op, dst, a *float32, s float32, n int)
+
+var (
+	hasVec      = half.HasAVX2()
+	hasRoundVec = hasVec && half.HasF16C()
+)
+
+// Has reports whether the CPU and OS run the vector code (AVX2).
+func Has() bool { return hasVec }
+
+// HasRound reports whether they run its rounding ops too (F16C).
+func HasRound() bool { return hasRoundVec }
+
+func vv(op Op, dst, a, b *float32, n int) { vvAVX2(op, dst, a, b, n) }
+
+func vs(op Op, dst, a *float32, s float32, n int) { vsAVX2(op, dst, a, s, n) }

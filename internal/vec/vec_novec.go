@@ -1,0 +1,15 @@
+//go:build !amd64 || noasm
+
+package vec
+
+// There is no vector code on this architecture: callers' scalar loops do all of it.
+
+// Has reports whether the vector code runs here: never.
+func Has() bool { return false }
+
+// HasRound reports whether its rounding ops run here: never.
+func HasRound() bool { return false }
+
+func vv(op Op, dst, a, b *float32, n int) {}
+
+func vs(op Op, dst, a *float32, s float32, n int) {}

@@ -1,0 +1,91 @@
+package vec
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/anestar/anestar/half"
+)
+
+// TestVectorBits: every op, with and without rounding, in both forms, gives the scalar formula's bits
+// (NaN as NaN) on the prefix it reports, which is the longest whole number of blocks of eight, from
+// unaligned starts, over infinities, signed zeros, subnormals and NaN; and nothing past that prefix.
+func TestVectorBits(t *testing.T) {
+	if !Has() {
+		t.Skip("no vector code on this machine")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.NaN()), 1e-40, -3e-39, 65504, 1}
+	val := func() float32 {
+		if r.IntN(6) == 0 {
+			return special[r.IntN(len(special))]
+		}
+		return float32(r.NormFloat64() * 100)
+	}
+	scalar := func(op Op, a, b float32) float32 {
+		switch op % Round {
+		case Add:
+			return a + b
+		case Sub:
+			return a - b
+		case Mul:
+			return a * b
+		case Div:
+			return a / b
+		case RSub:
+			return b - a
+		}
+		return b / a
+	}
+	same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }
+	for _, op := range []Op{Add, Sub, Mul, Div, RSub, RDiv, Add + Round, Sub + Round, Mul + Round, Div + Round, RSub + Round, RDiv + Round} {
+		if op >= Round && !HasRound() {
+			continue
+		}
+		for _, n := range []int{7, 31, 32, 33, 39, 100, 1027} {
+			for off := range 3 {
+				a, b := make([]float32, n+off), make([]float32, n+off)
+				for i := range a {
+					a[i], b[i] = val(), val()
+				}
+				s := val()
+				for _, form := range []string{"VV", "VS"} {
+					if form == "VV" && (op%Round == RSub || op%Round == RDiv) {
+						continue
+					}
+					dst := make([]float32, n+off)
+					for i := range dst {
+						dst[i] = 42
+					}
+					var k int
+					if form == "VV" {
+						k = VV(op, dst[off:], a[off:], b[off:])
+					} else {
+						k = VS(op, dst[off:], a[off:], s)
+					}
+					if want := n &^ 7; (n >= MinRun && k != want) || (n < MinRun && k != 0) {
+						t.Fatalf("%s op %d n %d: did %d elements", form, op, n, k)
+					}
+					for j := range n {
+						bj := s
+						if form == "VV" {
+							bj = b[off+j]
+						}
+						want := scalar(op, a[off+j], bj)
+						if op >= Round {
+							want = half.RoundF16(want)
+						}
+						if j >= k {
+							want = 42
+						}
+						if got := dst[off+j]; !same(got, want) {
+							t.Fatalf("%s op %d n %d off %d: element %d = %v, want %v", form, op, n, off, j, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
