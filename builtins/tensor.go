@@ -3,6 +3,7 @@ package builtins
 import (
 	"fmt"
 	"github.com/anestar/anestar/internal/memlimit"
+	"github.com/anestar/anestar/internal/vec"
 	"strings"
 	"sync"
 
@@ -315,8 +316,12 @@ const (
 	opDiv
 )
 
+// vecOps are the vector code's ops of the elementwise ops (same bits as the scalar loops).
+var vecOps = [...]vec.Op{opAdd: vec.Add, opSub: vec.Sub, opMul: vec.Mul, opDiv: vec.Div}
+
 // applyScalar sets d[i] = d[i] op f.
 func applyScalar(k elemOp, d []float32, f float32) {
+	d = d[vec.VS(vecOps[k], d, d, f):]
 	switch k {
 	case opAdd:
 		for i := range d {
@@ -343,13 +348,13 @@ func applyScalarLeft(k elemOp, f float32, d []float32) {
 	case opAdd:
 		applyScalar(opAdd, d, f)
 	case opSub:
-		for i := range d {
+		for i := vec.VS(vec.RSub, d, d, f); i < len(d); i++ {
 			d[i] = f - d[i]
 		}
 	case opMul:
 		applyScalar(opMul, d, f)
 	case opDiv:
-		for i := range d {
+		for i := vec.VS(vec.RDiv, d, d, f); i < len(d); i++ {
 			d[i] = f / d[i]
 		}
 	}
@@ -358,6 +363,8 @@ func applyScalarLeft(k elemOp, f float32, d []float32) {
 // applyTensor sets d[i] = d[i] op s[i]; len(s) == len(d).
 func applyTensor(k elemOp, d, s []float32) {
 	s = s[:len(d)]
+	n := vec.VV(vecOps[k], d, d, s)
+	d, s = d[n:], s[n:]
 	switch k {
 	case opAdd:
 		for i := range d {
