@@ -69,6 +69,25 @@ func sumSquares(x []float32) float64 {
 	return ss
 }
 
+// sum64 is the float64 sum of x, in sumSquares' lanes.
+func sum64(x []float32) float64 {
+	var lanes [16]float64
+	n := len(x) &^ 15
+	if sumVec(x, &lanes) == 0 {
+		for i, v := range x[:n] {
+			lanes[i%16] += float64(v)
+		}
+	}
+	s := lanes[0]
+	for _, l := range lanes[1:] {
+		s += l
+	}
+	for _, v := range x[n:] {
+		s += float64(v)
+	}
+	return s
+}
+
 // normChunk is the length of GlobalNorm's partial sums.
 const normChunk = 1 << 15
 

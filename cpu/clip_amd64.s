@@ -58,3 +58,37 @@ sloop:
 sdone:
 	VZEROUPPER
 	RET
+
+// func sumAVX2(x *float32, n int, lanes *[16]float64)
+// As sumSquaresAVX2, without the squares: element i is added to lane i%16.
+TEXT ·sumAVX2(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	MOVQ    lanes+16(FP), DI
+	VMOVUPD 0(DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	XORQ    AX, AX
+
+sumloop:
+	CMPQ      AX, CX
+	JGE       sumdone
+	VCVTPS2PD (SI)(AX*4), Y4
+	VCVTPS2PD 16(SI)(AX*4), Y5
+	VCVTPS2PD 32(SI)(AX*4), Y6
+	VCVTPS2PD 48(SI)(AX*4), Y7
+	VADDPD    Y4, Y0, Y0
+	VADDPD    Y5, Y1, Y1
+	VADDPD    Y6, Y2, Y2
+	VADDPD    Y7, Y3, Y3
+	ADDQ      $16, AX
+	JMP       sumloop
+
+sumdone:
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VZEROUPPER
+	RET

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestClipVectorBits: GlobalNorm and Scale give the same bits with the vector code as with the scalar
+// TestClipVectorBits: GlobalNorm, sum64 (the softmax's sums) and Scale give the same bits with the vector code as with the scalar
 // code alone, over lengths that leave scalar tails and several partial-sum chunks, with zeros, large
 // and tiny values; and GlobalNorm agrees with a float64 sum to its rounding.
 func TestClipVectorBits(t *testing.T) {
@@ -20,19 +20,22 @@ func TestClipVectorBits(t *testing.T) {
 			x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(13)-6)))
 		}
 		x[0] = 0
-		run := func(vec bool) (float64, []float32) {
+		run := func(vec bool) (float64, float64, []float32) {
 			prev := hasClipVec
 			hasClipVec = vec
 			defer func() { hasClipVec = prev }()
 			y := append([]float32(nil), x...)
 			norm := GlobalNorm(y, x[:n/2])
 			Scale(y, 0.37)
-			return norm, y
+			return norm, sum64(x), y
 		}
-		na, a := run(false)
-		nb, b := run(true)
+		na, sa, a := run(false)
+		nb, sb, b := run(true)
 		if math.Float64bits(na) != math.Float64bits(nb) {
 			t.Fatalf("n %d: GlobalNorm scalar %v, vector %v", n, na, nb)
+		}
+		if math.Float64bits(sa) != math.Float64bits(sb) {
+			t.Fatalf("n %d: sum64 scalar %v, vector %v", n, sa, sb)
 		}
 		for i := range a {
 			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/anestar/anestar/internal/fastexp"
+	"github.com/anestar/anestar/internal/vec"
 )
 
 // SoftmaxCrossEntropy returns the summed next-token cross-entropy of the
@@ -42,13 +43,10 @@ func SoftmaxCrossEntropy(grad, logits []float32, targets []int, rows, cols int, 
 				g = grad[r*cols : (r+1)*cols] // may be z: Shifted reads each element before it writes it
 			}
 			fastexp.Shifted(g, z, m, false) // e^(z - m) in float32, within 2 ulp
-			var sum float64
-			for _, e := range g {
-				sum += float64(e)
-			}
+			sum := sum64(g)
 			if grad != nil {
 				inv := float32(float64(scale) / sum)
-				for j := range g {
+				for j := vec.VS(vec.Mul, g, g, inv); j < len(g); j++ {
 					g[j] *= inv
 				}
 				g[l] -= scale
