@@ -3,6 +3,8 @@ package cpu
 import (
 	"fmt"
 	"math"
+
+	"github.com/anestar/anestar/internal/vec"
 )
 
 // ClipByValue clamps every element of g to [-limit, limit]; NaNs are left
@@ -49,33 +51,26 @@ func GlobalNorm(grads ...[]float32) float64 {
 	return math.Sqrt(ss)
 }
 
-// sumSquares is the sum of float64(v)^2 over x: over the whole blocks of 16 in sixteen lanes (element
-// i in lane i%16), the vector code's, added up in order, then the rest.
-func sumSquares(x []float32) float64 {
-	var lanes [16]float64
-	n := len(x) &^ 15
-	if sumSquaresVec(x, &lanes) == 0 {
-		for i, v := range x[:n] {
-			lanes[i%16] += float64(v) * float64(v)
-		}
-	}
-	ss := lanes[0]
-	for _, l := range lanes[1:] {
-		ss += l
-	}
-	for _, v := range x[n:] {
-		ss += float64(v) * float64(v)
-	}
-	return ss
-}
+// sumSquares is the sum of float64(v)^2 over x (laneSum).
+func sumSquares(x []float32) float64 { return laneSum(x, true) }
 
-// sum64 is the float64 sum of x, in sumSquares' lanes.
-func sum64(x []float32) float64 {
+// sum64 is the float64 sum of x (laneSum).
+func sum64(x []float32) float64 { return laneSum(x, false) }
+
+// laneSum is the sum of float64(v), squared with square, over x: over the whole blocks of 16 in sixteen
+// lanes (element i in lane i%16), the vector code's, added up in order, then the rest in order.
+func laneSum(x []float32, square bool) float64 {
+	term := func(v float32) float64 {
+		if square {
+			return float64(v) * float64(v)
+		}
+		return float64(v)
+	}
 	var lanes [16]float64
 	n := len(x) &^ 15
-	if sumVec(x, &lanes) == 0 {
+	if laneSumVec(x, &lanes, square) == 0 {
 		for i, v := range x[:n] {
-			lanes[i%16] += float64(v)
+			lanes[i%16] += term(v)
 		}
 	}
 	s := lanes[0]
@@ -83,7 +78,7 @@ func sum64(x []float32) float64 {
 		s += l
 	}
 	for _, v := range x[n:] {
-		s += float64(v)
+		s += term(v)
 	}
 	return s
 }
@@ -144,7 +139,7 @@ func ClipByGlobalNorm(maxNorm float32, grads ...[]float32) (float64, error) {
 func Scale(x []float32, s float32) {
 	parallelFor(len(x), elemGrain, func(lo, hi int) {
 		r := x[lo:hi]
-		for i := scaleVec(r, s); i < len(r); i++ {
+		for i := vec.VS(vec.Mul, r, r, s); i < len(r); i++ {
 			r[i] *= s
 		}
 	})

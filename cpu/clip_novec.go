@@ -5,11 +5,5 @@ package cpu
 // hasClipVec is false here: there is no vector code on this architecture.
 var hasClipVec = false
 
-// sumSquaresVec does nothing here.
-func sumSquaresVec(x []float32, lanes *[16]float64) int { return 0 }
-
-// scaleVec does nothing here.
-func scaleVec(x []float32, s float32) int { return 0 }
-
-// sumVec does nothing here.
-func sumVec(x []float32, lanes *[16]float64) int { return 0 }
+// laneSumVec does nothing here.
+func laneSumVec(x []float32, lanes *[16]float64, square bool) int { return 0 }
