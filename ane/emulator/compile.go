@@ -18,6 +18,8 @@ type step struct {
 	round  []rounder    // the fp16 rounding passes run after run (FP16 mode)
 	flops  float64      // floating-point operations per eval, for reports
 	result string       // first result name
+	pw     *piecewise   // an elementwise step's work over any range of its result (chain.go); nil for others
+	chain  int          // the ops of a chain step (chain.go); 0 for others
 }
 
 // rounder rounds one result buffer to fp16, in parallel pieces.

@@ -40,8 +40,10 @@
 // finishes the row in full), and the softmax gradient p*(g - rowsum(p*g))*scale in one pass per row
 // (fuse_softmax_grad.go). Transposes of the last two dims fold into products (fuse_transpose.go): one
 // read only by matmuls becomes a flipped transpose flag, one of a matmul's result a product with its
-// operands swapped. Intermediate values of a chain are never stored. With CheckNumerics nothing is
-// fused, so that the first non-finite result is named exactly.
+// operands swapped. Intermediate values of a chain are never stored. After compiling, runs of
+// elementwise steps over results of one size run as one step, piece by piece, each piece through every
+// op while it is in cache (chain.go: the same ops on each element in the same order). With
+// CheckNumerics nothing is fused or chained, so that the first non-finite result is named exactly.
 //
 // Determinism: with one binary, one machine and one BLAS, the same program and inputs give the same
 // bits on every Eval and in every process (resume after a restart is exact). Across machines and BLASes

@@ -171,6 +171,9 @@ func (c *compiler) kernel() (*Kernel, error) {
 		}
 		k.steps = append(k.steps, s)
 	}
+	if !c.noFuse && !c.opts.CheckNumerics { // checks name the op whose result went wrong: one op per step
+		k.steps = chainSteps(k.steps)
+	}
 	k.mems, k.owned, k.scratch = c.mems, c.owned, c.scratch
 	return k, nil
 }

@@ -159,27 +159,37 @@ func binaryOp(code binCode) builder {
 		oa, ob := p.off[0], p.off[1]
 		rnd := c.rounds(out)
 		fuse := rnd && n >= binVecMin // long runs: the vector code rounds as it computes
+		// seg computes one run d of the result from a and b; rounded when fused (the vector code's
+		// rounding gives the bits of binRun then roundSlice).
+		seg := func(d, a, b []float32, fused bool) {
+			k := 0
+			if fused {
+				k = binRunRounded(code, d, a, ia, b, ib)
+			}
+			binRun(code, d[k:], a[k*ia:], ia, b[k*ib:], ib)
+			if fused {
+				roundSlice(d[k:])
+			}
+		}
 		body := func(lo, hi int) {
 			for r := lo; r < hi; r++ {
-				a, b, d := xd[oa[r]:], yd[ob[r]:], od[r*n:(r+1)*n]
-				k := 0
-				if fuse {
-					k = binRunRounded(code, d, a, ia, b, ib)
-				}
-				binRun(code, d[k:], a[k*ia:], ia, b[k*ib:], ib)
-				if fuse {
-					roundSlice(d[k:])
-				}
+				seg(od[r*n:(r+1)*n], xd[oa[r]:], yd[ob[r]:], fuse)
 			}
 			if rnd && !fuse {
 				roundSlice(od[lo*n : hi*n])
 			}
 		}
 		run := func() error { parallel(p.rows, rowsGrain(n), body); return nil }
+		s := step{outs: []*tensor{out}, flops: float64(numel(want)), fused: true, run: run}
 		if code == opDiv && out.dtype == mil.Int32 {
-			run = func() error { return intDiv(op, yd, od, func() { parallel(p.rows, rowsGrain(n), body) }) }
+			s.run = func() error { return intDiv(op, yd, od, func() { parallel(p.rows, rowsGrain(n), body) }) }
+		} else if p.rows == 1 && n > 0 {
+			// One run: any range of it is a piece (chain.go).
+			x0, y0 := xd[oa[0]:], yd[ob[0]:]
+			s.pw = &piecewise{n: n, out: od, ins: []access{{x0[:max(n*ia, 1)], ia == 1}, {y0[:max(n*ib, 1)], ib == 1}},
+				fn: func(lo, hi int) { seg(od[lo:hi], x0[lo*ia:], y0[lo*ib:], rnd) }}
 		}
-		return step{outs: []*tensor{out}, flops: float64(numel(want)), fused: true, run: run}, nil
+		return s, nil
 	}
 }
 
@@ -413,8 +423,12 @@ func unaryOp(c *compiler, op *mil.Op) (step, error) {
 			roundSlice(od[lo:hi])
 		}
 	}
-	return step{outs: []*tensor{out}, flops: cost * float64(len(od)), fused: true,
-		run: func() error { parallel(len(od), 1<<13, body); return nil }}, nil
+	s := step{outs: []*tensor{out}, flops: cost * float64(len(od)), fused: true,
+		run: func() error { parallel(len(od), 1<<13, body); return nil }}
+	if len(od) > 0 {
+		s.pw = &piecewise{n: len(od), fn: body, out: od, ins: []access{{xd[:len(od)], true}}}
+	}
+	return s, nil
 }
 
 // mapF32 lifts a float32 function to a loop.
