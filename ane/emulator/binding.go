@@ -13,7 +13,10 @@ import (
 // that are filled at the start of each Eval and leaves its outputs in tensors that are copied out at
 // the end, so any set of surfaces of the program's types can be evaluated with it: a Binding is just
 // those surfaces and the transfers between them and the plan's tensors. Its Eval is the kernel's, on
-// its own surfaces; bindings add surface memory only, never weights or scratch.
+// its own surfaces; bindings add surface memory only, never weights or scratch. A plan that reads its
+// inputs in place (FP32 numerics, alias.go) reads the kernel's own surfaces, so each binding of it gets
+// a plan of its own, compiled at Bind: its steps are its own, its constants the kernel's and its
+// scratch the backend's shared buffers.
 //
 // The Evals of all bindings take turns, under the kernel's lock and then the backend's arena lock,
 // because they share the plan's buffers with each other and with the backend's other kernels
@@ -27,7 +30,8 @@ import (
 type Binding struct {
 	k         *Kernel           // the kernel whose plan it runs
 	ins, outs []*ane.Surface    // one per main input, one per main output
-	inX, outX []*transfer       // read ins into k.inT; write k.outT (or its parts) to outs
+	inX, outX []*transfer       // read ins into the plan's inputs; write its outputs (or their parts) to outs
+	plan      *Kernel           // the plan it runs when it has one of its own (alias.go); nil: k's
 	mems      []*ane.HeapMemory // the memory of its surfaces
 	evals     int               // Eval calls so far
 	closed    bool              // Close was called (for the first binding: the kernel was closed)
@@ -70,7 +74,11 @@ func (b *Binding) Eval(ctx context.Context) error {
 			return fmt.Errorf("emulator: eval %d: %w", b.evals, err)
 		}
 	}
-	if err := k.run(ctx, b.evals); err != nil {
+	p := b.plan
+	if p == nil {
+		p = k
+	}
+	if err := p.run(ctx, b.evals); err != nil {
 		return err
 	}
 	for _, x := range b.outX {
@@ -95,12 +103,14 @@ func (b *Binding) Close() error {
 		return nil
 	}
 	k.binds = slices.DeleteFunc(k.binds, func(o *Binding) bool { return o == b })
+	k.ar.mu.Lock()
+	defer k.ar.mu.Unlock()
 	k.ar.rec.give(nil, b.release())
 	return nil
 }
 
-// release marks b closed, releases its surfaces' memory and returns the bytes that can be reused.
-// The caller holds b.k.mu.
+// release marks b closed, releases its surfaces' memory and its own plan's buffers, and returns the
+// bytes that can be reused. The caller holds b.k.mu and b.k.ar.mu.
 func (b *Binding) release() [][]byte {
 	b.closed = true
 	var bytes [][]byte
@@ -109,36 +119,60 @@ func (b *Binding) release() [][]byte {
 			bytes = append(bytes, buf)
 		}
 	}
-	b.inX, b.outX, b.mems = nil, nil, nil
+	if p := b.plan; p != nil {
+		b.k.ar.rec.give(p.owned, nil)
+		b.k.ar.release(p.scratch)
+		p.steps, p.owned, p.scratch = nil, nil, nil
+	}
+	b.inX, b.outX, b.mems, b.plan = nil, nil, nil, nil
 	return bytes
 }
 
 // Bind returns a new binding of the kernel: zeroed surfaces of the types of its inputs and outputs
-// (on recycled memory) and their transfers to and from the compiled plan. Nothing is compiled.
+// (on recycled memory) and their transfers to and from the compiled plan. When the kernel's plan reads
+// its inputs in place (alias.go), the binding gets a plan of its own, compiled for its surfaces with
+// the kernel's constants; otherwise nothing is compiled.
 func (k *Kernel) Bind() (ane.Binding, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
 		return nil, fmt.Errorf("emulator: bind: %w", ane.ErrClosed)
 	}
+	k.ar.mu.Lock()
+	defer k.ar.mu.Unlock()
 	b := &Binding{k: k}
-	for i, s := range k.ins {
+	fail := func(err error) (ane.Binding, error) {
+		k.ar.rec.give(nil, b.release())
+		return nil, fmt.Errorf("emulator: bind: %v", err)
+	}
+	for _, s := range k.ins {
 		ns, err := b.newSurface(k.ar.rec, s.Name(), s.Type())
 		if err != nil {
-			k.ar.rec.give(nil, b.release())
-			return nil, fmt.Errorf("emulator: bind: input %s: %v", s.Name(), err)
+			return fail(fmt.Errorf("input %s: %v", s.Name(), err))
 		}
 		b.ins = append(b.ins, ns)
-		b.inX = append(b.inX, newInputTransfer(ns, k.inT[i]))
 	}
-	for i, s := range k.outs {
+	for _, s := range k.outs {
 		ns, err := b.newSurface(k.ar.rec, s.Name(), s.Type())
 		if err != nil {
-			k.ar.rec.give(nil, b.release())
-			return nil, fmt.Errorf("emulator: bind: output %s: %v", s.Name(), err)
+			return fail(fmt.Errorf("output %s: %v", s.Name(), err))
 		}
 		b.outs = append(b.outs, ns)
-		b.outX = append(b.outX, newTransfer(ns, k.outSegs[i], false))
+	}
+	if k.inPlace {
+		p, err := compilePlan(k.fn, k.w, k.opts, k.fuse, k.ar, &given{ins: b.ins, outs: b.outs, consts: k.consts})
+		k.ar.rec.compiled()
+		if err != nil {
+			return fail(err)
+		}
+		b.plan, b.inX, b.outX = p, p.inX, p.outX
+	} else {
+		for i, s := range b.ins {
+			b.inX = append(b.inX, newInputTransfer(s, k.inT[i]))
+		}
+		for i, s := range b.outs {
+			b.outX = append(b.outX, newTransfer(s, k.outSegs[i], false))
+		}
 	}
 	k.binds = append(k.binds, b)
 	return b, nil

@@ -10,13 +10,13 @@ import (
 )
 
 // bindTestKernel compiles the dynamic-weights attention forward at small sizes on its own backend.
-func bindTestKernel(t testing.TB) (*Backend, *Kernel) {
+func bindTestKernel(t testing.TB, n Numerics) (*Backend, *Kernel) {
 	t.Helper()
 	rk, err := refkernels.SDPAFwdDynamic(refkernels.Config{Dim: 64, Hidden: 128, Heads: 2, Seq: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
-	be := New(Options{Relaxed: true})
+	be := New(Options{Relaxed: true, Numerics: n})
 	k, err := be.Compile(rk.Program, rk.Weights)
 	if err != nil {
 		t.Fatal(err)
@@ -25,13 +25,19 @@ func bindTestKernel(t testing.TB) (*Backend, *Kernel) {
 	return be, k.(*Kernel)
 }
 
-// TestBindingEvalAllocatesNothing: a binding's Eval runs the kernel's plan on its own surfaces
-// without allocating, like the kernel's own Eval.
+// TestBindingEvalAllocatesNothing: a binding's Eval runs the kernel's plan (or, in FP32 numerics, its
+// own) on its own surfaces without allocating, like the kernel's own Eval.
 func TestBindingEvalAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts mean nothing under the race detector")
 	}
-	_, k := bindTestKernel(t)
+	for _, m := range numerics {
+		t.Run(m.name, func(t *testing.T) { bindingEvalAllocatesNothing(t, m.n) })
+	}
+}
+
+func bindingEvalAllocatesNothing(t *testing.T, n Numerics) {
+	_, k := bindTestKernel(t, n)
 	bd, err := k.Bind()
 	if err != nil {
 		t.Fatal(err)
@@ -54,10 +60,17 @@ func TestBindingEvalAllocatesNothing(t *testing.T) {
 	}
 }
 
-// TestBindingSharesScratch: bindings add their surfaces' memory and nothing else; closing one shelves
-// that memory for the next binding or compile.
+// TestBindingSharesScratch: bindings add their surfaces' memory and nothing else (a binding's own plan,
+// in FP32 numerics, shares the kernel's constants and the backend's scratch); closing one shelves that
+// memory for the next binding or compile.
 func TestBindingSharesScratch(t *testing.T) {
-	be, k := bindTestKernel(t)
+	for _, m := range numerics {
+		t.Run(m.name, func(t *testing.T) { bindingSharesScratch(t, m.n) })
+	}
+}
+
+func bindingSharesScratch(t *testing.T, n Numerics) {
+	be, k := bindTestKernel(t, n)
 	scratch := be.ar.scratchBytes()
 	var surf int
 	for _, s := range append(append([]*ane.Surface(nil), k.Inputs()...), k.Outputs()...) {

@@ -40,7 +40,7 @@ type compiler struct {
 	// those values, so that an output concat can be written to its surface from the parts.
 	concatParts map[*tensor][]*tensor
 	plan        *planner             // the buffers of op results
-	noFuse      bool                 // compile every op on its own (tests compare fused steps against this)
+	noFuse      bool                 // compile every op on its own, every input copied (tests compare against this)
 	viaT        map[string]string    // folded transposes read by matmuls: result name -> input name
 	views       map[string][]viewUse // values read in place where they lie: their uses (inplace.go)
 	ar          *arena               // the backend's shared scratch
@@ -50,6 +50,9 @@ type compiler struct {
 	scratch     []*scratch           // the same, in order
 	mems        []*ane.HeapMemory    // the memory of the kernel's surfaces
 	inputs      map[*tensor]bool     // the function's inputs, filled from their surfaces at each Eval
+	given       *given               // the surfaces to compile for, and what to place in them (nil: new ones)
+	aliased     map[int]bool         // the inputs read in place, by index
+	constT      map[string]*tensor   // the constants decoded (or given), by name
 }
 
 // errorf returns an error that names op's MIL position, kind and first result.

@@ -11,10 +11,12 @@
 // and the conformance suite's emulator-only part. Compile then resolves every shape, decodes the const weights
 // once (fp16 consts become float32 holding fp16 values), orders the ops and preallocates every
 // intermediate buffer. The resulting Kernel holds a list of steps, one per op, each a closure over its
-// buffers; Eval copies the input surfaces into their buffers, runs the steps, and copies the results to
-// the output surfaces, allocating nothing. Kernel.Bind makes further Bindings: surfaces of their own
-// and the transfers between them and the same plan (binding.go), so a binding costs its surface memory
-// only and its Eval allocates nothing either; all of them take turns, as they share the plan. Reshape, expand_dims, squeeze and slices or splits that are
+// buffers; Eval copies the input surfaces into their buffers (in FP32 numerics an fp32 input is read
+// where it lies, alias.go), runs the steps, and copies the results to the output surfaces, allocating
+// nothing. Kernel.Bind makes further Bindings: surfaces of their own and the transfers between them and
+// the same plan, or, where the plan reads its inputs in place, a plan of their own over the shared
+// constants and scratch (binding.go), so a binding costs its surface memory (and its steps) only and
+// its Eval allocates nothing either; all of them take turns, as they share the scratch. Reshape, expand_dims, squeeze and slices or splits that are
 // contiguous share their input's buffer instead of copying.
 //
 // Memory (plan.go): op results take their buffers from a free list at compile time, and a buffer whose

@@ -28,6 +28,15 @@ type Kernel struct {
 	owned   [][]float32 // weights and constants, from the recycler, given back at Close
 	scratch []*scratch  // the shared buffers it uses
 	binds   []*Binding  // the open bindings made by Bind
+
+	// What Bind needs to compile a binding's own plan when this one reads its inputs in place
+	// (alias.go).
+	inPlace bool               // an input read in place
+	fn      *mil.Func          // main
+	w       mil.Weights        // its weight files
+	opts    Options            // the numerics
+	fuse    bool               // op chains fused
+	consts  map[string]*tensor // its constants, shared with the bindings' plans
 }
 
 var _ ane.Kernel = (*Kernel)(nil)
@@ -49,17 +58,32 @@ func compileIn(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena) 
 	}
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
+	k, err := compilePlan(fn, w, opts, fuse, ar, nil)
+	ar.rec.compiled()
+	if err != nil {
+		return nil, err
+	}
+	k.fn, k.w, k.opts, k.fuse = fn, w, opts, fuse
+	return k, nil
+}
+
+// compilePlan compiles fn's plan, on the surfaces g gives (new ones when g is nil). On failure what
+// it took goes back, except g's surfaces.
+func compilePlan(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena, g *given) (*Kernel, error) {
 	c := &compiler{fn: fn, consts: fn.Consts(), w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{},
-		noFuse: !fuse, ar: ar, rec: ar.rec, fill: map[*scratch]int{}}
+		noFuse: !fuse, ar: ar, rec: ar.rec, fill: map[*scratch]int{}, given: g, constT: map[string]*tensor{}}
 	c.plan = newPlanner(fn, c.newScratch, ar.rec.spoil)
 	k, err := c.kernel()
-	ar.rec.compiled()
 	if err != nil {
 		var bytes [][]byte
 		for _, m := range c.mems {
 			bytes = append(bytes, m.Release())
 		}
-		ar.rec.give(c.owned, bytes)
+		var owned [][]float32
+		if g == nil {
+			owned = c.owned
+		}
+		ar.rec.give(owned, bytes)
 		ar.release(c.scratch)
 		return nil, err
 	}
@@ -75,12 +99,22 @@ func (c *compiler) kernel() (*Kernel, error) {
 		if in == nil {
 			return nil, fmt.Errorf("main: nil input")
 		}
-		s, err := c.newSurface(in.Name, in.Type)
+		s, err := c.surface(len(k.ins), true, in.Name, in.Type)
 		if err != nil {
 			return nil, fmt.Errorf("%s: input %s: %v", in.Pos, in.Name, err)
 		}
-		// Filled from the surface at the start of each Eval: shared scratch.
-		t := &tensor{name: in.Name, shape: append([]int{}, in.Type.Shape...), dtype: in.Type.DType, data: c.newScratch(max(in.Type.NumElements(), 0))}
+		// Read in place (alias.go), or filled from the surface at the start of each Eval: shared scratch.
+		data := c.aliasInput(s)
+		if data == nil || len(data) != max(in.Type.NumElements(), 0) {
+			data = c.newScratch(max(in.Type.NumElements(), 0))
+		} else {
+			k.inPlace = true
+			if c.aliased == nil {
+				c.aliased = map[int]bool{}
+			}
+			c.aliased[len(k.ins)] = true
+		}
+		t := &tensor{name: in.Name, shape: append([]int{}, in.Type.Shape...), dtype: in.Type.DType, data: data}
 		c.env[in.Name] = t
 		if c.inputs == nil {
 			c.inputs = map[*tensor]bool{}
@@ -143,7 +177,7 @@ func (c *compiler) kernel() (*Kernel, error) {
 			return nil, fmt.Errorf("%s: output %q is not defined", ref.Pos, ref.Name)
 		}
 		typ := mil.Tensor(t.dtype, t.shape...)
-		s, err := c.newSurface(ref.Name, typ)
+		s, err := c.surface(len(k.outs), false, ref.Name, typ)
 		if err != nil {
 			return nil, fmt.Errorf("%s: output %s: %v", ref.Pos, ref.Name, err)
 		}
@@ -163,6 +197,10 @@ func (c *compiler) kernel() (*Kernel, error) {
 		k.outX = append(k.outX, newTransfer(s, segs, false))
 	}
 	for i, s := range k.ins {
+		if c.aliased[i] {
+			k.inX = append(k.inX, newTransfer(s, nil, true)) // the memory's lock alone: the plan reads it in place
+			continue
+		}
 		k.inX = append(k.inX, newInputTransfer(s, k.inT[i]))
 	}
 	for _, s := range c.steps {
@@ -174,7 +212,7 @@ func (c *compiler) kernel() (*Kernel, error) {
 	if !c.noFuse && !c.opts.CheckNumerics { // checks name the op whose result went wrong: one op per step
 		k.steps = chainSteps(k.steps)
 	}
-	k.mems, k.owned, k.scratch = c.mems, c.owned, c.scratch
+	k.mems, k.owned, k.scratch, k.consts = c.mems, c.owned, c.scratch, c.constT
 	return k, nil
 }
 
@@ -231,11 +269,15 @@ func (c *compiler) constOp(op *mil.Op) error {
 	if (v.Type.Kind != mil.TensorKind && v.Type.Kind != mil.ScalarKind) || v.Type.DType == mil.String {
 		return nil
 	}
+	if t, ok := c.given.constant(op.Results[0].Name); ok {
+		c.env[t.name], c.constT[t.name] = t, t
+		return nil
+	}
 	t, err := constTensorIn(op.Results[0].Name, v, c.w, c.newFloats)
 	if err != nil {
 		return opErr(op, "%v", err)
 	}
-	c.env[t.name] = t
+	c.env[t.name], c.constT[t.name] = t, t
 	return nil
 }
 
@@ -292,13 +334,13 @@ func (k *Kernel) Close() error {
 	if k.closed {
 		return nil
 	}
+	k.ar.mu.Lock()
+	defer k.ar.mu.Unlock()
 	bytes := k.Binding.release()
 	for _, b := range k.binds {
 		bytes = append(bytes, b.release()...)
 	}
 	k.binds = nil
-	k.ar.mu.Lock()
-	defer k.ar.mu.Unlock()
 	k.ar.rec.give(k.owned, bytes)
 	k.ar.release(k.scratch)
 	k.steps, k.inT, k.outT, k.outSegs, k.owned, k.scratch = nil, nil, nil, nil, nil, nil
