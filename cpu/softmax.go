@@ -27,10 +27,7 @@ func Softmax(y, x []float32, rows, cols int) error {
 // softmaxRow writes softmax(x) to y and returns log(sum exp(x - max)) + max,
 // the row's log-sum-exp.
 func softmaxRow(y, x []float32) float64 {
-	m := x[0]
-	for _, v := range x[1:] {
-		m = max(m, v)
-	}
+	m := rowMax(x)
 	var sum float64
 	for j, v := range x {
 		e := math.Exp(float64(v - m))

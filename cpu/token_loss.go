@@ -34,10 +34,7 @@ func SoftmaxCrossEntropy(grad, logits []float32, targets []int, rows, cols int, 
 			z := logits[r*cols : (r+1)*cols]
 			l := targets[r]
 			zl := float64(z[l])
-			m := z[0]
-			for _, v := range z[1:] {
-				m = max(m, v)
-			}
+			m := rowMax(z)
 			g := scratch
 			if grad != nil {
 				g = grad[r*cols : (r+1)*cols] // may be z: Shifted reads each element before it writes it
