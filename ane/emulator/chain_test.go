@@ -3,6 +3,7 @@ package emulator
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -73,34 +74,96 @@ func TestChainGivesSeparateOpsBits(t *testing.T) {
 	}
 }
 
-// chainable keeps an op out of a chain when it reads or writes, at another index, memory that an op of
-// the chain writes; the same elements at the same indices, and memory nothing writes, are fine.
-func TestChainableRefusesCrossIndexAccess(t *testing.T) {
+// joined keeps an op out of a chain when it reads or writes, in another unit, memory that an op of
+// the chain writes; the same elements in the same units, and memory nothing writes, are fine. Ops of
+// other sizes join when their units cut the chain's.
+func TestJoinedRefusesCrossUnitAccess(t *testing.T) {
 	buf := make([]float32, 64)
 	other := make([]float32, 64)
-	pw := func(out []float32, ins ...access) step {
-		return step{pw: &piecewise{n: len(out), out: out, ins: ins, fn: func(lo, hi int) {}}}
+	fine := func(out []float32, ins ...access) *piecewise {
+		return &piecewise{n: len(out), fine: true, out: flat(out), ins: ins, fn: func(lo, hi int) {}}
 	}
-	first := []step{pw(buf[:32], access{other[:32], true})}
+	rows := func(n int, out access, ins ...access) *piecewise {
+		return &piecewise{n: n, out: out, ins: ins, fn: func(lo, hi int) {}}
+	}
 	cases := []struct {
 		name string
-		s    step
+		p    *piecewise
 		want bool
 	}{
-		{"reads the result at its index", pw(other[32:], access{buf[:32], true}), true},
-		{"overwrites the result at its index", pw(buf[:32], access{buf[:32], true}), true},
-		{"reads what the chain reads", pw(other[32:], access{other[:32], true}), true},
-		{"reads the result shifted", pw(other[32:], access{buf[1:33], true}), false},
-		{"reads one element of the result everywhere", pw(other[32:], access{buf[5:6], false}), false},
-		{"writes what the chain reads, shifted", pw(other[1:33], access{buf[32:], true}), false},
-		{"writes over the chain's input at its index", pw(other[:32], access{buf[32:], true}), true},
-		{"writes the result shifted", pw(buf[16:48], access{other[32:], true}), false},
-		{"another size", pw(other[32:48], access{buf[32:48], true}), false},
-		{"memory apart", pw(buf[32:], access{other[32:], true}), true},
+		{"reads the result at its index", fine(other[32:], flat(buf[:32])), true},
+		{"overwrites the result at its index", fine(buf[:32], flat(buf[:32])), true},
+		{"reads what the chain reads", fine(other[32:], flat(other[:32])), true},
+		{"reads the result shifted", fine(other[32:], flat(buf[1:33])), false},
+		{"reads one element of the result everywhere", fine(other[32:], access{buf[5:6], 0}), false},
+		{"writes what the chain reads, shifted", fine(other[1:33], flat(buf[32:])), false},
+		{"writes over the chain's input at its index", fine(other[:32], flat(buf[32:])), true},
+		{"writes the result shifted", fine(buf[16:48], flat(other[32:])), false},
+		{"half the size, apart", fine(other[32:48], flat(buf[32:48])), true},
+		{"half the size, reading the result", fine(other[32:48], flat(buf[:16])), false},
+		{"rows of the result", rows(4, access{other[32:], 8}, access{buf[:32], 8}), true},
+		{"rows of the result, shifted", rows(4, access{other[32:], 8}, access{buf[8:40], 8}), false},
+		{"strided rows over the result", rows(4, access{other[32:], 8}, access{buf[:40], 0}), false},
+		{"strided rows elsewhere", rows(4, access{other[32:], 8}, access{buf[32:], 0}), true},
+		{"rows that do not cut the chain", rows(3, access{other[32:56], 8}, access{buf[32:56], 8}), false},
 	}
 	for _, c := range cases {
-		if got := chainable(first, c.s); got != c.want {
-			t.Errorf("%s: chainable = %v, want %v", c.name, got, c.want)
+		first := fine(buf[:32], flat(other[:32]))
+		first.scale = 1
+		if got := joined([]*piecewise{first}, c.p) != nil; got != c.want {
+			t.Errorf("%s: joined = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// ropeSrc is RoPE's rotation as lm_kernels.star writes it: the even and odd channels of x (strided
+// slices of a [1, h, 2, S] view) times cos and sin rows sliced out of the same input, the two sums
+// concatenated back into pairs: six binary ops over strided rows and a concat, one chain.
+const ropeSrc = `program(1.3)
+{
+    func main<ios18>(tensor<%[1]s, [1, %[2]d, 1, %[3]d]> x) {
+        tensor<int32, [4]> rs = const()[name=string("rs"), val=tensor<int32, [4]>([1, %[4]d, 2, %[3]d])];
+        tensor<int32, [4]> hz = const()[name=string("hz"), val=tensor<int32, [4]>([1, %[4]d, 1, %[3]d])];
+        tensor<int32, [4]> b0 = const()[name=string("b0"), val=tensor<int32, [4]>([0, 0, 0, 0])];
+        tensor<int32, [4]> b1 = const()[name=string("b1"), val=tensor<int32, [4]>([0, 0, 1, 0])];
+        tensor<int32, [4]> bc = const()[name=string("bc"), val=tensor<int32, [4]>([0, %[2]d, 0, 0])];
+        tensor<int32, [4]> bs = const()[name=string("bs"), val=tensor<int32, [4]>([0, %[5]d, 0, 0])];
+        tensor<int32, [4]> xz = const()[name=string("xz"), val=tensor<int32, [4]>([1, %[2]d, 1, %[3]d])];
+        tensor<%[1]s, [1, %[2]d, 1, %[3]d]> q = slice_by_size(x=x, begin=b0, size=xz)[name=string("q")];
+        tensor<%[1]s, [1, %[4]d, 2, %[3]d]> r = reshape(x=q, shape=rs)[name=string("r")];
+        tensor<%[1]s, [1, %[4]d, 1, %[3]d]> e = slice_by_size(x=r, begin=b0, size=hz)[name=string("e")];
+        tensor<%[1]s, [1, %[4]d, 1, %[3]d]> o = slice_by_size(x=r, begin=b1, size=hz)[name=string("o")];
+        tensor<%[1]s, [1, %[4]d, 1, %[3]d]> c = slice_by_size(x=x, begin=bc, size=hz)[name=string("c")];
+        tensor<%[1]s, [1, %[4]d, 1, %[3]d]> sn = slice_by_size(x=x, begin=bs, size=hz)[name=string("sn")];
+        tensor<%[1]s, [1, %[4]d, 1, %[3]d]> ec = mul(x=e, y=c)[name=string("ec")];
+        tensor<%[1]s, [1, %[4]d, 1, %[3]d]> es = mul(x=e, y=sn)[name=string("es")];
+        tensor<%[1]s, [1, %[4]d, 1, %[3]d]> oc = mul(x=o, y=c)[name=string("oc")];
+        tensor<%[1]s, [1, %[4]d, 1, %[3]d]> os = mul(x=o, y=sn)[name=string("os")];
+        tensor<%[1]s, [1, %[4]d, 1, %[3]d]> e2 = sub(x=ec, y=os)[name=string("e2")];
+        tensor<%[1]s, [1, %[4]d, 1, %[3]d]> o2 = add(x=es, y=oc)[name=string("o2")];
+        tensor<%[1]s, [1, %[4]d, 2, %[3]d]> j = concat(values=(e2, o2), axis=int32(2), interleave=bool(false))[name=string("j")];
+        tensor<int32, [4]> fz = const()[name=string("fz"), val=tensor<int32, [4]>([1, %[2]d, 1, %[3]d])];
+        tensor<%[1]s, [1, %[2]d, 1, %[3]d]> rot = reshape(x=j, shape=fz)[name=string("rot")];
+        tensor<%[1]s, [1, %[2]d, 1, %[3]d]> y = mul(x=rot, y=%[1]s(2.0))[name=string("y")];
+    } -> (y);
+}`
+
+// RoPE's rotation runs as one chain of rows (the concat included) and gives the separate ops' bits.
+func TestRopeChainGivesSeparateOpsBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, m := range exactModes {
+		for _, sz := range [][2]int{{4, 8}, {16, 100}, {64, 1024}} {
+			rows, s := sz[0], sz[1]
+			t.Run(fmt.Sprintf("%s/%dx%d", m.dt, rows, s), func(t *testing.T) {
+				// x: rows channels of q, then rows/2 of cos and rows/2 of sin
+				src := fmt.Sprintf(ropeSrc, m.dt, rows, s, rows/2, rows+rows/2)
+				src = strings.Replace(src, fmt.Sprintf("[1, %d, 1, %d]> x", rows, s), fmt.Sprintf("[1, %d, 1, %d]> x", 2*rows, s), 1)
+				fused, plain := compileSrcBoth(t, src, m.n)
+				if steps, ops := chains(fused); steps != 1 || ops < 7 {
+					t.Errorf("fused kernel: %d chain steps of %d ops, want 1 of at least 7", steps, ops)
+				}
+				sameOutputs(t, "rope", fused, plain, randInput(rng, 2*rows*s, 4))
+			})
 		}
 	}
 }

@@ -43,8 +43,9 @@
 // (fuse_softmax_grad.go). Transposes of the last two dims fold into products (fuse_transpose.go): one
 // read only by matmuls becomes a flipped transpose flag, one of a matmul's result a product with its
 // operands swapped. Intermediate values of a chain are never stored. After compiling, runs of
-// elementwise steps over results of one size run as one step, piece by piece, each piece through every
-// op while it is in cache (chain.go: the same ops on each element in the same order). With
+// elementwise steps (and concats) whose work cuts into the same units, elements or rows, run as one
+// step, piece by piece, each piece through every op while it is in cache (chain.go: the same ops on
+// each element in the same order). With
 // CheckNumerics nothing is fused or chained, so that the first non-finite result is named exactly.
 //
 // Determinism: with one binary, one machine and one BLAS, the same program and inputs give the same

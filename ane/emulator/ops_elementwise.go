@@ -186,8 +186,12 @@ func binaryOp(code binCode) builder {
 		} else if p.rows == 1 && n > 0 {
 			// One run: any range of it is a piece (chain.go).
 			x0, y0 := xd[oa[0]:], yd[ob[0]:]
-			s.pw = &piecewise{n: n, out: od, ins: []access{{x0[:max(n*ia, 1)], ia == 1}, {y0[:max(n*ib, 1)], ib == 1}},
+			s.pw = &piecewise{n: n, fine: true, out: flat(od), ins: []access{{x0[:max(n*ia, 1)], ia}, {y0[:max(n*ib, 1)], ib}},
 				fn: func(lo, hi int) { seg(od[lo:hi], x0[lo*ia:], y0[lo*ib:], rnd) }}
+		} else if p.rows > 1 && n > 0 {
+			// Rows of runs: any range of rows is a piece.
+			s.pw = &piecewise{n: p.rows, fn: body, out: access{od[:p.rows*n], n},
+				ins: []access{rowsAccess(xd, oa, n, ia), rowsAccess(yd, ob, n, ib)}}
 		}
 		return s, nil
 	}
@@ -426,9 +430,25 @@ func unaryOp(c *compiler, op *mil.Op) (step, error) {
 	s := step{outs: []*tensor{out}, flops: cost * float64(len(od)), fused: true,
 		run: func() error { parallel(len(od), 1<<13, body); return nil }}
 	if len(od) > 0 {
-		s.pw = &piecewise{n: len(od), fn: body, out: od, ins: []access{{xd[:len(od)], true}}}
+		s.pw = &piecewise{n: len(od), fine: true, fn: body, out: flat(od), ins: []access{flat(xd[:len(od)])}}
 	}
 	return s, nil
+}
+
+// rowsAccess is the memory an operand of a broadcast walk reads per row: row r of n elements
+// from d[off[r]] on, inc 0 or 1 apart. Rows laid end to end from off[0] are row-by-row reads;
+// anything else may be read by any row.
+func rowsAccess(d []float32, off []int, n, inc int) access {
+	lo, hi := off[0], off[0]
+	dense := inc == 1
+	for r, o := range off {
+		lo, hi = min(lo, o), max(hi, o)
+		dense = dense && o == off[0]+r*n
+	}
+	if dense {
+		return access{d[off[0] : off[0]+len(off)*n], n}
+	}
+	return access{d[lo : hi+max(n*inc, 1)], 0}
 }
 
 // mapF32 lifts a float32 function to a loop.

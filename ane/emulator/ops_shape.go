@@ -216,10 +216,23 @@ func concatOp(c *compiler, op *mil.Op) (step, error) {
 			}
 		}
 	}
-	return step{outs: []*tensor{out}, exact: true, run: func() error {
+	st := step{outs: []*tensor{out}, exact: true, run: func() error {
 		parallel(outer, max(1, 1<<15/max(row, 1)), body)
 		return nil
-	}}, nil
+	}}
+	// Any range of the outer index is a piece (chain.go) when the values are dense.
+	pw := &piecewise{n: outer, fn: body, out: access{od[:outer*row], row}}
+	for i, v := range vals {
+		if v.lay != nil || len(v.data) < outer*blocks[i] {
+			pw = nil
+			break
+		}
+		pw.ins = append(pw.ins, access{v.data[:outer*blocks[i]], blocks[i]})
+	}
+	if outer > 1 && row > 0 {
+		st.pw = pw
+	}
+	return st, nil
 }
 
 // splitOp builds split: each result is a view of x along axis.
