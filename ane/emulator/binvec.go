@@ -86,3 +86,16 @@ func binRunRounded(code binCode, dst, a []float32, ia int, b []float32, ib int) 
 	}
 	return 0
 }
+
+// binRunRound is binRun, each result rounded to fp16 when rnd: in one pass where the vector code
+// rounds, else computed and then rounded (the same bits).
+func binRunRound(code binCode, rnd bool, dst, a []float32, ia int, b []float32, ib int) {
+	k := 0
+	if rnd {
+		k = binRunRounded(code, dst, a, ia, b, ib)
+	}
+	binRun(code, dst[k:], a[k*ia:], ia, b[k*ib:], ib)
+	if rnd {
+		roundSlice(dst[k:])
+	}
+}

@@ -118,42 +118,26 @@ func argNamed(op *mil.Op, name string) string {
 	return "y"
 }
 
-// rows computes rows [lo, hi), one op at a time over each row (which stays in L1) with vectorised
-// rounding; the output row serves as the scratch of the intermediate values.
+// rows computes rows [lo, hi), one op at a time over each row (which stays in L1) on the vector code
+// (rounding as it computes); the output row serves as the scratch of the intermediate values. The sum
+// stays one float32 addition after another, reduce_sum's order.
 func (f *softmaxGrad) rows(lo, hi int) {
 	n, scale := f.n, f.scale
+	sc := []float32{scale}
+	var sum [1]float32
 	for r := lo; r < hi; r++ {
 		p, g, out := f.p[r*n:(r+1)*n], f.g[r*n:(r+1)*n], f.out[r*n:(r+1)*n]
-		for j, pv := range p {
-			out[j] = pv * g[j]
-		}
-		if f.rA {
-			roundSlice(out)
-		}
-		var sum float32
+		binRunRound(opMul, f.rA, out, p, 1, g, 1)
+		var s float32
 		for _, a := range out {
-			sum += a
+			s += a
 		}
 		if f.rR {
-			sum = half.RoundF16(sum)
+			s = half.RoundF16(s)
 		}
-		for j, gv := range g {
-			out[j] = gv - sum
-		}
-		if f.rD {
-			roundSlice(out)
-		}
-		for j, pv := range p {
-			out[j] *= pv
-		}
-		if f.rE {
-			roundSlice(out)
-		}
-		for j := range out {
-			out[j] *= scale
-		}
-		if f.rS {
-			roundSlice(out)
-		}
+		sum[0] = s
+		binRunRound(opSub, f.rD, out, g, 1, sum[:], 0)
+		binRunRound(opMul, f.rE, out, out, 1, p, 1)
+		binRunRound(opMul, f.rS, out, out, 1, sc, 0)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/internal/fastexp"
+	"github.com/anestar/anestar/internal/vec"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -159,21 +160,9 @@ func binaryOp(code binCode) builder {
 		oa, ob := p.off[0], p.off[1]
 		rnd := c.rounds(out)
 		fuse := rnd && n >= binVecMin // long runs: the vector code rounds as it computes
-		// seg computes one run d of the result from a and b; rounded when fused (the vector code's
-		// rounding gives the bits of binRun then roundSlice).
-		seg := func(d, a, b []float32, fused bool) {
-			k := 0
-			if fused {
-				k = binRunRounded(code, d, a, ia, b, ib)
-			}
-			binRun(code, d[k:], a[k*ia:], ia, b[k*ib:], ib)
-			if fused {
-				roundSlice(d[k:])
-			}
-		}
 		body := func(lo, hi int) {
 			for r := lo; r < hi; r++ {
-				seg(od[r*n:(r+1)*n], xd[oa[r]:], yd[ob[r]:], fuse)
+				binRunRound(code, fuse, od[r*n:(r+1)*n], xd[oa[r]:], ia, yd[ob[r]:], ib)
 			}
 			if rnd && !fuse {
 				roundSlice(od[lo*n : hi*n])
@@ -187,7 +176,7 @@ func binaryOp(code binCode) builder {
 			// One run: any range of it is a piece (chain.go).
 			x0, y0 := xd[oa[0]:], yd[ob[0]:]
 			s.pw = &piecewise{n: n, fine: true, out: flat(od), ins: []access{{x0[:max(n*ia, 1)], ia}, {y0[:max(n*ib, 1)], ib}},
-				fn: func(lo, hi int) { seg(od[lo:hi], x0[lo*ia:], y0[lo*ib:], rnd) }}
+				fn: func(lo, hi int) { binRunRound(code, rnd, od[lo:hi], x0[lo*ia:], ia, y0[lo*ib:], ib) }}
 		} else if p.rows > 1 && n > 0 {
 			// Rows of runs: any range of rows is a piece.
 			s.pw = &piecewise{n: p.rows, fn: body, out: access{od[:p.rows*n], n},
@@ -358,16 +347,15 @@ func unaryOp(c *compiler, op *mil.Op) (step, error) {
 	case "sigmoid":
 		f, cost = func(dst, src []float32) {
 			fastexp.Shifted(dst, src, 0, true)
-			for i, e := range dst {
-				dst[i] = 1 / (1 + e)
-			}
+			recipOnePlus(dst)
 		}, 5
 	case "silu":
 		f, cost = func(dst, src []float32) {
 			fastexp.Shifted(dst, src, 0, true)
+			recipOnePlus(dst)
 			src = src[:len(dst)]
-			for i, e := range dst {
-				dst[i] = src[i] * float32(1/(1+e))
+			for i := vec.VV(vec.Mul, dst, src, dst); i < len(dst); i++ {
+				dst[i] = src[i] * dst[i]
 			}
 		}, 6
 	case "relu":
@@ -449,6 +437,16 @@ func rowsAccess(d []float32, off []int, n, inc int) access {
 		return access{d[off[0] : off[0]+len(off)*n], n}
 	}
 	return access{d[lo : hi+max(n*inc, 1)], 0}
+}
+
+// recipOnePlus sets d[i] = 1 / (1 + d[i]), the float32 sum then the float32 quotient (the sigmoid of x
+// from e^-x), on the vector code where it runs.
+func recipOnePlus(d []float32) {
+	k := vec.VS(vec.Add, d, d, 1)
+	vec.VS(vec.RDiv, d[:k], d[:k], 1)
+	for i := k; i < len(d); i++ {
+		d[i] = 1 / (1 + d[i])
+	}
 }
 
 // mapF32 lifts a float32 function to a loop.
