@@ -68,7 +68,7 @@ func compileIn(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena) 
 }
 
 // compilePlan compiles fn's plan, on the surfaces g gives (new ones when g is nil). On failure what
-// it took goes back, except g's surfaces.
+// it took goes back, except g's surfaces and constants.
 func compilePlan(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena, g *given) (*Kernel, error) {
 	c := &compiler{fn: fn, consts: fn.Consts(), w: w, opts: opts, env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{},
 		noFuse: !fuse, ar: ar, rec: ar.rec, fill: map[*scratch]int{}, given: g, constT: map[string]*tensor{}}
@@ -79,11 +79,7 @@ func compilePlan(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena
 		for _, m := range c.mems {
 			bytes = append(bytes, m.Release())
 		}
-		var owned [][]float32
-		if g == nil {
-			owned = c.owned
-		}
-		ar.rec.give(owned, bytes)
+		ar.rec.give(c.owned, bytes) // its own buffers: g's constants are not among them
 		ar.release(c.scratch)
 		return nil, err
 	}
