@@ -11,7 +11,7 @@ import (
 
 // Inputs read in place. An fp32 surface holds float32 values as they are (little-endian hosts), so in
 // FP32 numerics an fp32 input's tensor is the surface's memory itself: no copy per Eval (the Eval's
-// transfer only takes the memory's lock), which saved 4-6% of a language model's training step. The
+// transfer only takes the memory's lock), which saved 4-9% of a language model's fp32 training step. The
 // plan then reads its binding's surface, so each binding of such a kernel has a plan of its own (Bind
 // compiles it for the binding's surfaces, with the kernel's constants); scratch stays shared as
 // before. Outputs are still copied from the plan's buffers: computing them straight into their
