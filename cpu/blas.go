@@ -65,8 +65,8 @@ func (l *library) sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a
 }
 
 // gemm validates the arguments (errors name caller), handles the empty and the scaling-only products,
-// and runs the library's sgemm, holding a core slot when the library is single-threaded; with split
-// it may spread a large product over the free slots.
+// and runs the library's sgemm, holding a core slot when the library is single-threaded; a large
+// product then runs in the blocks splitPieces fixes, spread over the free slots with split, else in turn.
 func (l *library) gemm(caller string, split, transA, transB bool, m, n, k int, alpha float32,
 	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	if err := checkSgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
@@ -84,7 +84,9 @@ func (l *library) gemm(caller string, split, transA, transB bool, m, n, k int, a
 		return nil
 	}
 	acquireCore()
-	if !split || !l.splitSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+	if size, pieces, byRows := splitPieces(m, n, k); pieces > 1 {
+		l.splitSgemm(!split, size, byRows, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	} else {
 		l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
 	releaseCore()
@@ -307,9 +309,10 @@ func BLASThreads() int {
 	return 0
 }
 
-// SgemmSerial is Sgemm without splitting the product over goroutines, for
-// callers that run many products in parallel themselves (such as the
-// emulator's per-head matmuls). With a multi-threaded library the library
+// SgemmSerial is Sgemm on the calling goroutine alone, for callers that run
+// many products in parallel themselves (such as the emulator's per-head
+// matmuls): a large product runs in the same blocks as Sgemm's, in turn, so
+// the two give the same bits. With a multi-threaded library the library
 // still uses its threads.
 func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {

@@ -34,3 +34,21 @@ func openBLASCoreFor(f half.X86Features) string {
 	}
 	return "Haswell"
 }
+
+// OpenBLASCores lists the OPENBLAS_CORETYPE values whose sgemm kernels this CPU and operating system
+// can run (forcing any other dies of SIGILL): Prescott (SSE3) on every x86-64 CPU, Haswell and Zen
+// with AVX2 and FMA, SkylakeX with AVX-512; none elsewhere. The determinism tests run each.
+func OpenBLASCores() []string {
+	f := half.X86()
+	if f == (half.X86Features{}) {
+		return nil
+	}
+	cores := []string{"Prescott"}
+	switch openBLASCoreFor(f) {
+	case "SkylakeX":
+		cores = append(cores, "Haswell", "Zen", "SkylakeX")
+	case "Haswell":
+		cores = append(cores, "Haswell", "Zen")
+	}
+	return cores
+}

@@ -20,9 +20,17 @@ type BLASInfo struct {
 	Config     string // the library's build description (openblas_get_config), else ""
 	Core       string // the kernels in use (openblas_get_corename), else ""
 	CoreChoice string // how Core was chosen: CoreAuto, CoreUser, CoreLibrary or CoreNA
+	AutoCore   string // the core anestar chooses on this CPU when the user names none ("" for the library's own choice)
 }
 
-// String is one line for reports, such as "openblas 0.3.21, core SkylakeX (auto by features)".
+// CoreDiffers reports whether the user's OPENBLAS_CORETYPE chose other kernels than anestar would
+// (AutoCore): String then names both, so that a user who set it long ago, or inherited it, sees the cost.
+func (i BLASInfo) CoreDiffers() bool {
+	return i.CoreChoice == CoreUser && i.AutoCore != "" && i.Core != "" && !strings.EqualFold(i.Core, i.AutoCore)
+}
+
+// String is one line for reports, such as "openblas 0.3.21, core SkylakeX (auto by features)", or
+// "openblas 0.3.21, core Haswell (user's OPENBLAS_CORETYPE; anestar would choose SkylakeX)".
 func (i BLASInfo) String() string {
 	s := i.Name
 	if i.Version != "" {
@@ -40,6 +48,9 @@ func (i BLASInfo) String() string {
 		CoreUser:    "user's OPENBLAS_CORETYPE",
 		CoreLibrary: "the library's own detection",
 	}[i.CoreChoice]
+	if i.CoreDiffers() {
+		how += "; anestar would choose " + i.AutoCore
+	}
 	return fmt.Sprintf("%s, core %s (%s)", s, core, how)
 }
 

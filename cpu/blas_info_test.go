@@ -9,7 +9,10 @@ func TestBLASInfoString(t *testing.T) {
 	}{
 		{BLASInfo{Name: "openblas", Version: "0.3.21", Core: "SkylakeX", CoreChoice: CoreAuto}, "openblas 0.3.21, core SkylakeX (auto by features)"},
 		{BLASInfo{Name: "openblas", Version: "0.3.21", Core: "Prescott", CoreChoice: CoreUser}, "openblas 0.3.21, core Prescott (user's OPENBLAS_CORETYPE)"},
-		{BLASInfo{Name: "openblas", Core: "Zen", CoreChoice: CoreLibrary}, "openblas, core Zen (the library's own detection)"},
+		{BLASInfo{Name: "openblas", Version: "0.3.21", Core: "Haswell", CoreChoice: CoreUser, AutoCore: "SkylakeX"},
+			"openblas 0.3.21, core Haswell (user's OPENBLAS_CORETYPE; anestar would choose SkylakeX)"},
+		{BLASInfo{Name: "openblas", Core: "SKYLAKEX", CoreChoice: CoreUser, AutoCore: "SkylakeX"}, "openblas, core SKYLAKEX (user's OPENBLAS_CORETYPE)"},
+		{BLASInfo{Name: "openblas", Core: "Zen", CoreChoice: CoreLibrary, AutoCore: "Haswell"}, "openblas, core Zen (the library's own detection)"},
 		{BLASInfo{Name: "openblas", CoreChoice: CoreAuto}, "openblas, core unknown (auto by features)"},
 		{BLASInfo{Name: "gonum", CoreChoice: CoreNA}, "gonum, core n.a."},
 	} {

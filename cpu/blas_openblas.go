@@ -40,10 +40,10 @@ const coreTypeEnv = "OPENBLAS_CORETYPE"
 // removes them again, so that child processes choose afresh): the core
 // (coreTypeEnv), unless the user named one, and the thread count.
 func loadOpenBLAS() (*library, error) {
-	info := BLASInfo{Name: "openblas", CoreChoice: CoreUser}
+	info := BLASInfo{Name: "openblas", CoreChoice: CoreUser, AutoCore: openBLASCoreFor(half.X86())}
 	if os.Getenv(coreTypeEnv) == "" {
 		info.CoreChoice = CoreLibrary
-		if core := openBLASCoreFor(half.X86()); core != "" {
+		if core := info.AutoCore; core != "" {
 			info.CoreChoice = CoreAuto
 			os.Setenv(coreTypeEnv, core)
 			defer os.Unsetenv(coreTypeEnv)

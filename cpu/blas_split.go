@@ -8,7 +8,9 @@ import (
 )
 
 // When the BLAS library runs single-threaded (OpenBLAS by default here), Sgemm spreads a large product
-// over GOMAXPROCS goroutines itself, in blocks of rows (or columns) of C, one library call each. The Go
+// over GOMAXPROCS goroutines itself, in blocks of rows (or columns) of C, one library call each. The
+// blocks are fixed by the product's shape and GOMAXPROCS (splitPieces), and SgemmSerial computes the
+// same blocks in turn, so that a product's bits never depend on the load or on the entry point. The Go
 // scheduler then shares the cores between those calls and everything else the program runs (the
 // emulator's loops, queued host math), where a multi-threaded BLAS would start its own threads, whose
 // spinning waits compete with them. The blocks run on package par's helpers, which claim them as they
@@ -80,42 +82,58 @@ func (s *gemmSplit) run(lo, hi int) {
 	s.l.sgemm(s.transA, s.transB, m, n, s.k, s.alpha, a, s.lda, b, s.ldb, s.beta, c, s.ldc)
 }
 
-// splitSgemm computes the validated product with m, n, k > 0 in pieces, one per core slot free when it
-// starts (the caller holds one already; each helper that joins takes one of the others, and the caller
-// hands back those that no helper took); it reports false, doing nothing, when the product is too
-// small to split or no other slot is free.
-func (l *library) splitSgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
-	b []float32, ldb int, beta float32, c []float32, ldc int) bool {
-	if 2*m*n*k < splitFLOPs {
-		return false
-	}
-	byRows := m >= n
+// splitPieces returns the size (in rows when byRows, else in columns) and the count of the pieces a
+// product of m x n x k is computed in: a function of the shape and of par.Procs (GOMAXPROCS) alone, never
+// of the cores free when it starts, so that the same product gives the same bits under any load (a
+// BLAS kernel's sums may depend on the block it is given: OpenBLAS's Haswell edge kernels do). One
+// piece means the product is not split.
+func splitPieces(m, n, k int) (size, pieces int, byRows bool) {
+	byRows = m >= n
 	span := n
 	if byRows {
 		span = m
 	}
-	parts := 1 // the caller's own slot
-	for parts < min(par.Procs(), span/splitAlign) && tryAcquireCore() {
-		parts++
+	if 2*m*n*k < splitFLOPs {
+		return span, 1, byRows
 	}
+	parts := min(par.Procs(), span/splitAlign)
 	if parts <= 1 {
-		return false
+		return span, 1, byRows
 	}
-	size := (span + parts - 1) / parts
+	size = (span + parts - 1) / parts
 	size = (size + splitAlign - 1) / splitAlign * splitAlign
-	for pieces := (span + size - 1) / size; parts > pieces; parts-- {
-		releaseCore() // rounding the pieces up to splitAlign left fewer than the slots taken
+	return size, (span + size - 1) / size, byRows
+}
+
+// splitSgemm computes the validated product with m, n, k > 0 in the pieces splitPieces gives (more than
+// one). The caller holds a core slot; with serial it runs every piece in turn, else each helper that joins
+// takes one of the slots free when the product starts (the caller hands back those that no helper took)
+// and the caller runs what no helper claimed. Who runs a piece never changes its bits.
+func (l *library) splitSgemm(serial bool, size int, byRows bool, transA, transB bool, m, n, k int, alpha float32,
+	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	span := n
+	if byRows {
+		span = m
 	}
 	s := splits.Get().(*gemmSplit)
 	s.l, s.transA, s.transB, s.byRows = l, transA, transB, byRows
 	s.m, s.n, s.k, s.alpha, s.beta = m, n, k, alpha, beta
 	s.a, s.b, s.c, s.lda, s.ldb, s.ldc = a, b, c, lda, ldb, ldc
-	s.reserved.Store(int32(parts - 1))
-	par.ForGated(span, size, s.join, leaveSplit, s.piece)
-	for range s.reserved.Swap(0) {
-		releaseCore()
+	if serial {
+		for lo := 0; lo < span; lo += size {
+			s.run(lo, min(lo+size, span))
+		}
+	} else {
+		helpers := 0
+		for helpers < (span+size-1)/size-1 && tryAcquireCore() {
+			helpers++
+		}
+		s.reserved.Store(int32(helpers))
+		par.ForGated(span, size, s.join, leaveSplit, s.piece)
+		for range s.reserved.Swap(0) {
+			releaseCore()
+		}
 	}
 	s.l, s.a, s.b, s.c = nil, nil, nil, nil
 	splits.Put(s)
-	return true
 }

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/anestar/anestar/internal/par"
 )
@@ -139,6 +142,60 @@ func TestSplitBesideLoopsOfProducts(t *testing.T) {
 			}
 		case <-time.After(2 * time.Minute): // far beyond the milliseconds this takes: a deadlock
 			t.Fatal("split products beside loops of products did not finish: deadlock")
+		}
+	}
+}
+
+// A large product is computed in the same blocks whether every core slot is free, none is (another
+// product or a busy machine holds them), or it comes through the serial entry point: the blocks are a
+// function of the shape and GOMAXPROCS alone, so a BLAS whose sums depend on the block it is given
+// (OpenBLAS's Haswell kernels) still gives the same bits under any load.
+func TestSplitBlocksIndependentOfLoad(t *testing.T) {
+	var mu sync.Mutex
+	var calls [][3]int // each library call's m, n and the offset of its C in the product's
+	var base *float32
+	l := &library{name: "recording", sgemm: func(_, _ bool, m, n, _ int, _ float32, _ []float32, _ int,
+		_ []float32, _ int, _ float32, c []float32, _ int) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, [3]int{m, n, int(uintptr(unsafe.Pointer(&c[0]))-uintptr(unsafe.Pointer(base))) / 4})
+	}}
+	l.goSplit.Store(true)
+	blocks := func(m, n, k int, run func(a, b, c []float32) error) [][3]int {
+		t.Helper()
+		a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		mu.Lock()
+		calls, base = nil, &c[0]
+		mu.Unlock()
+		if err := run(a, b, c); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		got := slices.Clone(calls)
+		slices.SortFunc(got, func(x, y [3]int) int { return x[2] - y[2] })
+		return got
+	}
+	for _, sz := range [][3]int{{1024, 256, 64}, {256, 1024, 64}, {4096, 64, 32}, {40, 40, 40}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		split := func(a, b, c []float32) error { return l.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }
+		serial := func(a, b, c []float32) error { return l.sgemmSerial(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }
+		free := blocks(m, n, k, split)
+		held := 0 // take every slot the caller does not need: nothing else may run beside the product
+		for tryAcquireCore() {
+			held++
+		}
+		releaseCore()
+		held--
+		busy := blocks(m, n, k, split)
+		for range held {
+			releaseCore()
+		}
+		one := blocks(m, n, k, serial)
+		_, pieces, _ := splitPieces(m, n, k)
+		if len(free) != pieces || !slices.Equal(free, busy) || !slices.Equal(free, one) {
+			t.Errorf("%v: blocks (m, n, offset of C) with free cores %v, with none %v, serial %v; want %d blocks, the same each time",
+				sz, free, busy, one, pieces)
 		}
 	}
 }

@@ -49,9 +49,22 @@
 // cache directory ([CacheDirEnv] overrides it; [PeakFLOPSFile] names the file).
 // Every call into a
 // single-threaded library holds one of GOMAXPROCS process-wide core slots
-// (blas_cores.go), and a large product is split only over slots free when it
-// starts: the evaluator's products and an async queue's never run more
+// (blas_cores.go), and a large product's pieces run only on slots free when
+// it starts: the evaluator's products and an async queue's never run more
 // sgemms at once than there are cores.
+//
+// Determinism. Same seed, binary, machine, BLAS and core, and GOMAXPROCS
+// give the same bits under any load. The rule that makes it so: how any
+// work is split — a product's blocks (splitPieces), a loop's pieces, a
+// reduction's partial sums and the order they are combined in — is a
+// function of the shapes and the configured thread count (GOMAXPROCS, a
+// library's own thread setting) alone, never of how many cores happen to be
+// free; who runs a piece, and when, may vary. SgemmSerial computes the same
+// blocks as Sgemm, in turn, so a caller may choose either by timing. This
+// matters because BLAS kernels need not give the same bits for every block
+// of a product (OpenBLAS's Haswell edge kernels sum in another order than
+// its full-width ones). Accelerate, multi-threaded by its own fixed rule,
+// follows by the same construction; that is not tested here (no Mac).
 // Every implementation validates the same way: bad dimensions or short
 // slices are errors, never crashes.
 //
