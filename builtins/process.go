@@ -100,7 +100,8 @@ func (s *session) processModule() *moduleDef {
 				"it is closed when the run ends. With append None (the default) a resumed run (--resume) appends and a " +
 				"fresh run starts the file anew, so a file never holds a step twice; True or False forces one. " +
 				"Appending first repairs a last line that a crash left half written, and after ckpt.load_state drops the " +
-				"lines from the restored step on (a killed run wrote them after its checkpoint). A write that fails (a full " +
+				"lines after the restored step (a killed run wrote them after its checkpoint): a record's `step` is the steps done, " +
+				"the counter the checkpoint records, so the records up to and including it are kept. A write that fails (a full " +
 				"disk) prints one warning and turns the log off; the training goes on.", fn: s.processMetrics},
 		},
 	}
@@ -308,8 +309,9 @@ func (s *session) processMetrics(_ *starlark.Thread, b *starlark.Builtin, args s
 		return nil, nameErr(b.Name(), err)
 	}
 	if appendMode && s.resumedStep >= 0 {
-		// Lines a killed run wrote after its last checkpoint are steps the resumed run redoes.
-		if _, err := w.DropFrom("step", s.resumedStep); err != nil {
+		// A record's step counts the steps done, as the checkpoint's step does: records up to the
+		// restored step are the checkpoint's; later ones a killed run wrote, and the resumed run redoes.
+		if _, err := w.DropFrom("step", s.resumedStep+1); err != nil {
 			w.Close()
 			return nil, nameErr(b.Name(), err)
 		}

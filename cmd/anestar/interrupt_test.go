@@ -227,8 +227,8 @@ func TestInterruptSavesAndResumesExactly(t *testing.T) {
 			t.Errorf("%d tensors, the straight run's checkpoint %d", len(a.Tensors), len(b.Tensors))
 		}
 		steps := metricSteps(t, filepath.Join(dir, "m.jsonl"))
-		for i, s := range steps {
-			if s != i {
+		for i, s := range steps { // a line's step is the steps done: 1, 2, ...
+			if s != i+1 {
 				t.Fatalf("metrics line %d holds step %d; every step once, in order, wanted (%d lines, %d steps)", i+1, s, len(steps), final)
 			}
 		}
