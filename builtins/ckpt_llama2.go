@@ -42,6 +42,9 @@ func llama2Read(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	if err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
+	if err := m.CheckFinite(); err != nil {
+		return nil, nameErrf(b.Name(), "%s: %w", path, err)
+	}
 	c := m.Config
 	list := c.Tensors()
 	tensors := starlark.NewDict(len(list))
@@ -122,6 +125,9 @@ func (s *session) llama2Write(_ *starlark.Thread, b *starlark.Builtin, args star
 	}
 	if err := s.check(b.Name()); err != nil {
 		return nil, err
+	}
+	if err := s.refuseScript(path); err != nil {
+		return nil, nameErr(b.Name(), err)
 	}
 	if err := ckpt.SaveLlama2(path, m, version); err != nil {
 		return nil, nameErr(b.Name(), err)

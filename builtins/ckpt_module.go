@@ -76,7 +76,7 @@ func (s *session) ckptSave(thread *starlark.Thread, b *starlark.Builtin, args st
 	if err := s.check(b.Name()); err != nil {
 		return nil, err
 	}
-	if err := s.lockOutput(path); err != nil {
+	if err := s.prepareSave(path); err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
 	if err := ckpt.Save(path, f, ckpt.SaveOptions{Keep: keep}); err != nil {

@@ -3,6 +3,7 @@ package builtins
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -143,7 +144,7 @@ func (s *session) ckptSaveState(thread *starlark.Thread, b *starlark.Builtin, ar
 	if err := s.check(b.Name()); err != nil {
 		return nil, err
 	}
-	if err := s.lockOutput(path); err != nil {
+	if err := s.prepareSave(path); err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
 	if err := ckpt.SaveState(path, st, ckpt.SaveOptions{Keep: keep}); err != nil {
@@ -286,6 +287,11 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 		data, err := ct.Float32()
 		if err != nil {
 			return fail("tensor %s: %v", name, err)
+		}
+		for i, v := range data { // a NaN weight or moment computes nothing: every step would be skipped
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fail("tensor %s holds %v at element %d: a checkpoint with non-finite values cannot train on", name, v, i)
+			}
 		}
 		if err := dst.writable(b.Name()); err != nil {
 			return err

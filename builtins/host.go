@@ -110,7 +110,9 @@ type session struct {
 	// resumedStep is the step of the state ckpt.load_state restored, -1 before: a metrics file
 	// opened to append drops its lines from this step on.
 	resumedStep int64
-	mu          sync.Mutex // guards closers against concurrent appends (queues run elsewhere)
+	// savedOnce holds the absolute paths of the checkpoints saved in this run (see prepareSave).
+	savedOnce map[string]bool
+	mu        sync.Mutex // guards closers against concurrent appends (queues run elsewhere)
 
 	predeclared starlark.StringDict
 }

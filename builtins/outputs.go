@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/anestar/anestar/ckpt"
+	"github.com/anestar/anestar/internal/safefile"
 	"go.starlark.net/starlark"
 )
 
@@ -40,7 +41,7 @@ func (s *session) processOutputs(_ *starlark.Thread, b *starlark.Builtin, args s
 		if err := writableOutput(check); err != nil {
 			return nil, nameErrf(b.Name(), "%s %w", label, err)
 		}
-		if label == "checkpoint" && !s.cfg.DryRun {
+		if (label == "checkpoint" || label == "metrics") && !s.cfg.DryRun {
 			if err := s.lockOutput(path); err != nil {
 				return nil, nameErrf(b.Name(), "%s %s: %w", label, path, err)
 			}
@@ -135,4 +136,51 @@ func (s *session) unlockAll() {
 		l.Unlock()
 	}
 	s.locks = nil
+}
+
+// refuseScript fails when path names the running script (the same file, through links): a builtin that
+// writes would replace the program it runs.
+func (s *session) refuseScript(path string) error {
+	if s.cfg.Script == "" || s.cfg.Source != nil {
+		return nil
+	}
+	if safefile.Same(path, s.cfg.Script) {
+		return fmt.Errorf("%s is the running script %s: choose another path", path, s.cfg.Script)
+	}
+	return nil
+}
+
+// prepareSave readies path for a checkpoint save: it refuses the running script, locks the path for the
+// run, and in a fresh run (not --resume) moves a checkpoint an earlier run left there to PATH.prev
+// (replacing an older one: one generation kept) at the first save, saying so, so that a new run never
+// silently replaces a trained model.
+func (s *session) prepareSave(path string) error {
+	if err := s.refuseScript(path); err != nil {
+		return err
+	}
+	if err := s.lockOutput(path); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	first := !s.savedOnce[abs]
+	if s.savedOnce == nil {
+		s.savedOnce = map[string]bool{}
+	}
+	s.savedOnce[abs] = true
+	s.mu.Unlock()
+	if !first || s.cfg.Resume {
+		return nil
+	}
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	if err := os.Rename(path, path+".prev"); err != nil {
+		return fmt.Errorf("keeping the earlier checkpoint as %s.prev: %w", path, err)
+	}
+	s.errw.println(fmt.Sprintf("note: %s held an earlier run's checkpoint; it is kept as %s.prev (a fresh run keeps one generation; --resume continues a checkpoint instead)", path, path))
+	return nil
 }

@@ -3,6 +3,7 @@ package builtins
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -87,6 +88,11 @@ func (s *session) processModule() *moduleDef {
 				"and checks them at once, also under `anestar check`: the folder exists and is writable and the path is not a " +
 				"folder. A checkpoint is also locked (PATH.lock holds the pid) for the whole run, across process.exec, so that a " +
 				"second run on it fails at once naming the first.", fn: s.processOutputs},
+			{sig: "relative_to(path, file)", doc: "path for recording in file, found again from any working directory: relative to " +
+				"file's folder when it lies in that folder or below (so the two can move together), else absolute. A checkpoint " +
+				"names its tokenizer this way; process.resolve(recorded, file) reverses it.", fn: s.processRelativeTo},
+			{sig: "resolve(recorded, file)", doc: "A path recorded relative to the folder of file (process.relative_to), as a path " +
+				"from the working directory; an absolute one unchanged.", fn: s.processResolve},
 			{sig: "time()", doc: "Wall-clock time in seconds since the Unix epoch, a float.", fn: s.processTime},
 			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing spans such as a step or a run (process.timers attributes time to phases).", fn: s.processClock},
 			{sig: "timers(reset = False)", doc: "The script's time by phase since the run started or the last reset, a dict of seconds: " +
@@ -304,6 +310,14 @@ func (s *session) processMetrics(_ *starlark.Thread, b *starlark.Builtin, args s
 	default:
 		return nil, nameErrf(b.Name(), "append must be None, True or False, not %s", appendArg.Type())
 	}
+	if err := s.refuseScript(path); err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
+	if !s.cfg.DryRun { // two runs appending to one file would interleave their steps
+		if err := s.lockOutput(path); err != nil {
+			return nil, nameErr(b.Name(), err)
+		}
+	}
 	w, err := metricsfile.Open(path, appendMode)
 	if err != nil {
 		return nil, nameErr(b.Name(), err)
@@ -415,4 +429,38 @@ func metricsClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, nameErr(b.Name(), err)
 	}
 	return starlark.None, nil
+}
+
+func (s *session) processRelativeTo(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path, file string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "file", &file); err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return starlark.String(path), nil
+	}
+	base, err := filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
+	rel, err := filepath.Rel(base, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return starlark.String(abs), nil // outside file's folder: recorded whole
+	}
+	return starlark.String(filepath.ToSlash(rel)), nil
+}
+
+func (s *session) processResolve(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var recorded, file string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "recorded", &recorded, "file", &file); err != nil {
+		return nil, err
+	}
+	if recorded == "" || filepath.IsAbs(recorded) {
+		return starlark.String(recorded), nil
+	}
+	return starlark.String(filepath.Join(filepath.Dir(file), filepath.FromSlash(recorded))), nil
 }

@@ -3,11 +3,18 @@ package builtins
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/anestar/anestar/ckpt"
+	"go.starlark.net/starlark"
 )
 
 func TestMergeFlags(t *testing.T) {
@@ -64,8 +71,9 @@ func TestMetricsWriteErrorWarnsOnce(t *testing.T) {
 	}
 }
 
-// TestResumedMetricsDropLinesPastCheckpoint: after ckpt.load_state restores step 3, a metrics file
-// opened to append loses the lines of steps 3 and later that a killed run wrote.
+// TestResumedMetricsDropLinesPastCheckpoint: after ckpt.load_state restores step 3 (steps done), a
+// metrics file opened to append keeps the lines up to and including step 3 and loses the later ones,
+// which a killed run wrote after its checkpoint.
 func TestResumedMetricsDropLinesPastCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	m := filepath.Join(dir, "m.jsonl")
@@ -79,12 +87,12 @@ func TestResumedMetricsDropLinesPastCheckpoint(t *testing.T) {
 	if _, err := Run(context.Background(), Config{Script: "s.star", Source: []byte(save)}); err != nil {
 		t.Fatal(err)
 	}
-	resume := "W = {\"w\": tensor.ones(2)}\nst = ckpt.load_state(" + quoteStar(c) + ", W)\nlog = process.metrics(" + quoteStar(m) + ")\nlog.write(step = st.step, loss = 0.5)\n"
+	resume := "W = {\"w\": tensor.ones(2)}\nst = ckpt.load_state(" + quoteStar(c) + ", W)\nlog = process.metrics(" + quoteStar(m) + ")\nlog.write(step = st.step + 1, loss = 0.5)\n"
 	if _, err := Run(context.Background(), Config{Script: "r.star", Source: []byte(resume), Resume: true}); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(m)
-	want := `{"step":0,"loss":1}` + "\n" + `{"step":1,"loss":1}` + "\n" + `{"step":2,"loss":1}` + "\n" + `{"step":3,"loss":0.5}` + "\n"
+	want := `{"step":0,"loss":1}` + "\n" + `{"step":1,"loss":1}` + "\n" + `{"step":2,"loss":1}` + "\n" + `{"step":3,"loss":1}` + "\n" + `{"step":4,"loss":0.5}` + "\n"
 	if string(data) != want {
 		t.Errorf("metrics file:\n%s\nwant:\n%s", data, want)
 	}
@@ -100,5 +108,109 @@ func TestCheckFailsOnMissingOutputFolder(t *testing.T) {
 	_, err := Run(context.Background(), Config{Script: "c.star", Source: []byte(src), DryRun: true, Stdout: &out})
 	if err == nil || !strings.Contains(err.Error(), "the folder /no/such/folder does not exist") || out.Len() > 0 {
 		t.Fatalf("err %v, output %q", err, out.String())
+	}
+}
+
+// A fresh run keeps a checkpoint an earlier run left at its path as PATH.prev (one generation), saying
+// so; a resumed run saves over it as before.
+func TestFreshRunKeepsEarlierCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	c := filepath.Join(dir, "c.safetensors")
+	save := func(v string, resume bool) string {
+		t.Helper()
+		var errb strings.Builder
+		src := "ckpt.save_state(" + quoteStar(c) + ", {\"w\": tensor.full([2], " + v + ")}, step = 1)\n" +
+			"ckpt.save_state(" + quoteStar(c) + ", {\"w\": tensor.full([2], " + v + ")}, step = 2)\n"
+		if _, err := Run(context.Background(), Config{Script: "s.star", Source: []byte(src), Resume: resume, Stderr: &errb}); err != nil {
+			t.Fatal(err)
+		}
+		return errb.String()
+	}
+	first := func(path string) float32 {
+		t.Helper()
+		f, err := ckpt.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return math.Float32frombits(binary.LittleEndian.Uint32(f.Tensors["param/w"].Data))
+	}
+	if msg := save("1.0", false); strings.Contains(msg, ".prev") {
+		t.Errorf("a first run with nothing to keep says %q", msg)
+	}
+	if _, err := os.Stat(c + ".prev"); err == nil {
+		t.Fatal("a .prev with nothing to keep")
+	}
+	if msg := save("2.0", false); !strings.Contains(msg, c+".prev") {
+		t.Errorf("the fresh run does not say where the earlier checkpoint went: %q", msg)
+	}
+	if a, b := first(c), first(c+".prev"); a != 2 || b != 1 {
+		t.Errorf("checkpoint holds %v and .prev %v, want 2 and 1 (the second save of a run replaces its own first)", a, b)
+	}
+	save("3.0", true)
+	if a, b := first(c), first(c+".prev"); a != 3 || b != 1 {
+		t.Errorf("after a resume: checkpoint %v and .prev %v, want 3 and 1", a, b)
+	}
+	save("4.0", false)
+	if a, b := first(c), first(c+".prev"); a != 4 || b != 3 {
+		t.Errorf("after another fresh run: checkpoint %v and .prev %v, want 4 and 3 (one generation)", a, b)
+	}
+}
+
+// No builtin that writes a file may replace the running script, and a metrics file is locked for
+// its run as a checkpoint is.
+func TestWritesRefuseScriptAndSharedMetrics(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "s.star")
+	for _, call := range []string{
+		`ckpt.save(SELF, {"w": tensor.ones(2)})`,
+		`ckpt.save_state(SELF, {"w": tensor.ones(2)}, step = 1)`,
+		`process.metrics(SELF)`,
+	} {
+		src := "SELF = " + quoteStar(script) + "\n" + call + "\n"
+		if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Run(context.Background(), Config{Script: script})
+		if err == nil || !strings.Contains(err.Error(), "is the running script") {
+			t.Errorf("%s: err %v, want a refusal naming the running script", call, err)
+		}
+		if got, _ := os.ReadFile(script); string(got) != src {
+			t.Errorf("%s: the script was changed", call)
+		}
+	}
+	m := filepath.Join(dir, "m.jsonl")
+	hold := "log = process.metrics(" + quoteStar(m) + ")\nlog.write(step = 1, loss = 1.0)\nanswer()\n"
+	second := make(chan error, 1)
+	answer := starlark.NewBuiltin("answer", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMetricsLockChild$")
+		cmd.Env = append(os.Environ(), "ANESTAR_METRICS_LOCK_CHILD="+m)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			second <- nil
+		} else {
+			second <- fmt.Errorf("%v: %s", err, out)
+		}
+		return starlark.None, nil
+	})
+	if _, err := Run(context.Background(), Config{Script: "h.star", Source: []byte(hold), Builtins: starlark.StringDict{"answer": answer}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err == nil || !strings.Contains(err.Error(), "m.jsonl") {
+		t.Errorf("a second run on the metrics file in use: %v, want it refused", err)
+	}
+	if data, _ := os.ReadFile(m); strings.Count(string(data), "\n") != 1 {
+		t.Errorf("metrics file after the refused run:\n%s", data)
+	}
+}
+
+// TestMetricsLockChild is the second run of TestWritesRefuseScriptAndSharedMetrics; alone it does nothing.
+func TestMetricsLockChild(t *testing.T) {
+	m := os.Getenv("ANESTAR_METRICS_LOCK_CHILD")
+	if m == "" {
+		t.Skip("run by TestWritesRefuseScriptAndSharedMetrics")
+	}
+	src := "log = process.metrics(" + quoteStar(m) + ", append = True)\nlog.write(step = 2, loss = 1.0)\n"
+	if _, err := Run(context.Background(), Config{Script: "c.star", Source: []byte(src)}); err != nil {
+		t.Fatal(err)
 	}
 }

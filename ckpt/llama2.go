@@ -284,3 +284,17 @@ func llama2Entries(c Llama2Config, version int, fn func(llama2Entry) bool) {
 		add(Llama2Output, uint64(c.Vocab)*uint64(c.Dim), false)
 	}
 }
+
+// CheckFinite fails at the first weight that is NaN or infinite, naming its tensor and element: such a
+// model computes nothing (every step of a fine-tune would be skipped, every logit NaN), so the programs
+// that train or sample refuse it when they read it. Listing and comparing files do not check.
+func (m *Llama2Model) CheckFinite() error {
+	for _, t := range m.Config.Tensors() {
+		for i, v := range m.Weights[t.Name] {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("tensor %q holds %v at element %d: a model with non-finite weights cannot train or sample", t.Name, v, i)
+			}
+		}
+	}
+	return nil
+}

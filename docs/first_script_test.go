@@ -114,7 +114,7 @@ func TestFirstScriptLoop(t *testing.T) {
 	}
 }
 
-// guideLosses reads the loss of each step from a metrics file, checking that the steps run 0, 1, 2, ...
+// guideLosses reads the loss of each step from a metrics file, checking that the steps run 1, 2, 3, ...
 func guideLosses(t *testing.T, path string) []float64 {
 	t.Helper()
 	f, err := os.Open(path)
@@ -132,7 +132,7 @@ func guideLosses(t *testing.T, path string) []float64 {
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		if rec.Step != len(out) {
+		if rec.Step != len(out)+1 { // the steps done: 1, 2, ...
 			t.Fatalf("%s: step %d on line %d", path, rec.Step, len(out)+1)
 		}
 		out = append(out, rec.Loss)

@@ -206,8 +206,48 @@ func KeyOrder(fields map[string]any) []string {
 	return append(head, keys...)
 }
 
-// appendRecord appends fields as one JSON line, newline included.
+// NonFiniteKey is the key that lists, in a record, the keys whose values were NaN or infinite: strict
+// JSON has no spelling for them, so the record holds null there.
+const NonFiniteKey = "nonfinite"
+
+// nonFinite returns the keys of fields whose values are non-finite floats, sorted.
+func nonFinite(fields map[string]any) []string {
+	var keys []string
+	for k, v := range fields {
+		var f float64
+		switch v := v.(type) {
+		case float64:
+			f = v
+		case float32:
+			f = float64(v)
+		default:
+			continue
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// appendRecord appends fields as one JSON line, newline included: valid JSON, a non-finite number
+// written as null and its key listed under NonFiniteKey.
 func appendRecord(b []byte, fields map[string]any) ([]byte, error) {
+	if bad := nonFinite(fields); len(bad) > 0 {
+		if _, taken := fields[NonFiniteKey]; taken {
+			return b, fmt.Errorf("key %q is reserved for the keys of non-finite values (%v)", NonFiniteKey, bad)
+		}
+		fixed := make(map[string]any, len(fields)+1)
+		for k, v := range fields {
+			fixed[k] = v
+		}
+		for _, k := range bad {
+			fixed[k] = nil
+		}
+		fixed[NonFiniteKey] = bad
+		fields = fixed
+	}
 	b = append(b, '{')
 	for i, k := range KeyOrder(fields) {
 		if i > 0 {
@@ -237,7 +277,8 @@ func appendString(b []byte, s string) ([]byte, error) {
 }
 
 // appendValue appends one value. Floats use the shortest form that reads back
-// exactly; non-finite floats use Python's spelling.
+// exactly; non-finite floats (which appendRecord has made null at the top level)
+// use Python's spelling.
 func appendValue(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:

@@ -320,8 +320,8 @@ func TestDynCompilesOnce(t *testing.T) {
 		t.Errorf("step 0: %d compiles, want the 9 kernels", first)
 	}
 	for i, s := range steps {
-		if s.Step != i || s.Compiles != first {
-			t.Errorf("line %d: step %d, %d compiles; want step %d, %d compiles", i, s.Step, s.Compiles, i, first)
+		if s.Step != i+1 || s.Compiles != first {
+			t.Errorf("line %d: step %d, %d compiles; want step %d, %d compiles", i, s.Step, s.Compiles, i+1, first)
 		}
 	}
 	if !strings.Contains(out, "Compiles:        9 at the start, 0 since") {

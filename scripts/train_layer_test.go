@@ -145,7 +145,7 @@ func TestRestartsReproduce(t *testing.T) {
 		t.Fatalf("%d and %d metrics lines, want 22", len(a), len(b))
 	}
 	for i := range a {
-		if a[i].step != i || b[i].step != i {
+		if a[i].step != i+1 || b[i].step != i+1 { // a line's step is the steps done
 			t.Fatalf("line %d: steps %d and %d", i, a[i].step, b[i].step)
 		}
 		if a[i].lossText != b[i].lossText {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/anestar/anestar/internal/safefile"
 	"github.com/anestar/anestar/tokenizer"
 	"github.com/spf13/pflag"
 )
@@ -111,6 +112,9 @@ func runTokenize(args []string, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "anestar tokenize: %v\n", err)
 		return exitError
+	}
+	if err := tokenizeCollision(fs.Arg(0), o); err != nil {
+		return fail(err)
 	}
 	report := func(format string, a ...any) {
 		if !o.quiet {
@@ -241,4 +245,32 @@ func (p *lineProgress) clear() {
 		fmt.Fprint(p.w, "\r\x1b[K")
 		p.shown = false
 	}
+}
+
+// tokenizeCollision refuses, before anything is written, an output (--save, -o) that names an input
+// (the text, -t's vocabulary) or the other output, the same file through links included: writing it
+// would destroy the input, or leave one output in place of the other.
+func tokenizeCollision(in string, o tokenizeOptions) error {
+	type file struct{ flag, path string }
+	var inputs, outputs []file
+	if in != "" {
+		inputs = append(inputs, file{"the input", in})
+	}
+	if o.vocab != "" {
+		inputs = append(inputs, file{"-t", o.vocab})
+	}
+	if o.save != "" {
+		outputs = append(outputs, file{"--save", o.save})
+	}
+	if o.output != "" {
+		outputs = append(outputs, file{"-o", o.output})
+	}
+	for i, out := range outputs {
+		for _, other := range append(inputs, outputs[:i]...) {
+			if safefile.Same(out.path, other.path) {
+				return fmt.Errorf("%s %s is the same file as %s %s: writing it would destroy that; choose another path", out.flag, out.path, other.flag, other.path)
+			}
+		}
+	}
+	return nil
 }

@@ -124,3 +124,37 @@ func TestLineProgress(t *testing.T) {
 		t.Errorf("a small input shows progress: %q", b.String())
 	}
 }
+
+// An output that names an input or the other output (through a link too) is refused before anything is
+// written, and every file is left as it was.
+func TestTokenizeRefusesCollisions(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.txt")
+	text := strings.Repeat("Light is refracted by a Prism.\n", 30)
+	os.WriteFile(in, []byte(text), 0o644)
+	vocab := filepath.Join(dir, "v.bin")
+	if code, _, errs := runCkptCLI("tokenize", "--train", "300", "--save", vocab, in); code != exitOK {
+		t.Fatalf("train: %d %s", code, errs)
+	}
+	link := filepath.Join(dir, "link.txt")
+	os.Symlink(in, link)
+	vocabBytes, _ := os.ReadFile(vocab)
+	for _, args := range [][]string{
+		{"--train", "300", "--save", in, in},
+		{"--train", "300", "--save", link, in},
+		{"-t", vocab, in, "-o", in},
+		{"-t", vocab, in, "-o", vocab},
+		{"--train", "300", "--save", vocab, in, "-o", vocab},
+	} {
+		code, _, errs := runCkptCLI(append([]string{"tokenize"}, args...)...)
+		if code != exitError || !strings.Contains(errs, "is the same file as") {
+			t.Errorf("%v: exit %d, %q; want a refusal (exit %d)", args, code, errs, exitError)
+		}
+		if got, _ := os.ReadFile(in); string(got) != text {
+			t.Fatalf("%v changed the input text", args)
+		}
+		if got, _ := os.ReadFile(vocab); string(got) != string(vocabBytes) {
+			t.Fatalf("%v changed the vocabulary", args)
+		}
+	}
+}

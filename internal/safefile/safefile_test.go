@@ -82,3 +82,35 @@ func TestLimitReader(t *testing.T) {
 		t.Fatalf("a stream of exactly the limit: %q, %v", b, err)
 	}
 }
+
+func TestSame(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(a, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.txt")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard.txt")
+	if err := os.Link(a, hard); err != nil {
+		t.Fatal(err)
+	}
+	dirLink := filepath.Join(dir, "d")
+	if err := os.Symlink(dir, dirLink); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{a, a, true}, {a, link, true}, {a, hard, true}, {a, filepath.Join(dir, ".", "a.txt"), true},
+		{filepath.Join(dir, "new.bin"), filepath.Join(dirLink, "new.bin"), true},
+		{a, filepath.Join(dir, "b.txt"), false}, {filepath.Join(dir, "x"), filepath.Join(dir, "y"), false},
+	} {
+		if got := Same(tc.a, tc.b); got != tc.want {
+			t.Errorf("Same(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
