@@ -214,3 +214,19 @@ func TestMetricsLockChild(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Random tensors refuse parameters that give no distribution: a negative or non-finite std, NaN or
+// infinite bounds, low above high.
+func TestRandomTensorsRefuseBadParameters(t *testing.T) {
+	for _, call := range []string{
+		"tensor.normal([4], std = -1.0)", `tensor.normal([4], std = float("inf"))`, `tensor.normal([4], mean = float("nan"))`,
+		`tensor.uniform([4], low = float("nan"))`, `tensor.uniform([4], high = float("inf"))`, "tensor.uniform([4], low = 2.0, high = 1.0)",
+	} {
+		if _, err := Run(context.Background(), Config{Script: "r.star", Source: []byte(call + "\n")}); err == nil || !strings.Contains(err.Error(), "want") {
+			t.Errorf("%s: err %v, want a refusal", call, err)
+		}
+	}
+	if _, err := Run(context.Background(), Config{Script: "r.star", Source: []byte("tensor.normal([4], std = 0.0)\ntensor.uniform([4], low = 1.0, high = 1.0)\n")}); err != nil {
+		t.Errorf("degenerate but valid distributions: %v", err)
+	}
+}

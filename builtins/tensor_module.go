@@ -101,6 +101,9 @@ func (s *session) tensorUniform(_ *starlark.Thread, b *starlark.Builtin, args st
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "shape", &shape, "low?", &lo, "high?", &hi); err != nil {
 		return nil, err
 	}
+	if !finite(float64(lo)) || !finite(float64(hi)) || hi < lo {
+		return nil, nameErrf(b.Name(), "low = %g, high = %g: want finite bounds with low <= high", float64(lo), float64(hi))
+	}
 	t, err := filled(b.Name(), shape, 0)
 	if err != nil {
 		return nil, err
@@ -130,6 +133,9 @@ func (s *session) tensorNormal(_ *starlark.Thread, b *starlark.Builtin, args sta
 	mean, std := number(0), number(1)
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "shape", &shape, "mean?", &mean, "std?", &std); err != nil {
 		return nil, err
+	}
+	if !finite(float64(mean)) || !finite(float64(std)) || std < 0 {
+		return nil, nameErrf(b.Name(), "mean = %g, std = %g: want a finite mean and a finite std >= 0", float64(mean), float64(std))
 	}
 	t, err := filled(b.Name(), shape, 0)
 	if err != nil {
@@ -483,3 +489,6 @@ func (s *session) tensorSample(_ *starlark.Thread, b *starlark.Builtin, args sta
 	}
 	return starlark.MakeInt(i), nil
 }
+
+// finite reports whether x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

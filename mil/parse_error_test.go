@@ -19,7 +19,14 @@ func TestParseErrors(t *testing.T) {
 	tests := readChunks(t, "testdata/errors/parse.mil")
 	tests = append(tests,
 		chunk{name: "empty source", src: "", want: `1:1: expected "program" at the start of a MIL program, found end of file`},
-		chunk{name: "control byte", src: wrap("        fp16 y = const()[val=fp16(1.0)] \x01;"), want: `4:41: unexpected byte 0x01`})
+		chunk{name: "control byte", src: wrap("        fp16 y = const()[val=fp16(1.0)] \x01;"), want: `4:41: unexpected byte 0x01`},
+		chunk{name: "fp16 overflow", src: wrap("        fp16 y = const()[val=fp16(1e10)];"), want: `4:35: fp16 literal 1e10 is beyond fp16's largest finite value 65504: it would be inf (write inf if that is meant)`},
+		chunk{name: "fp16 overflow in a tensor", src: wrap("        tensor<fp16, [2]> y = const()[val=tensor<fp16, [2]>([1.0, -65520])];"), want: `4:67: fp16 literal -65520 is beyond fp16's largest finite value 65504: it would be inf (write inf if that is meant)`})
+	for _, ok := range []string{"fp16(65504)", "fp16(-65519)", "fp16(inf)", "fp16(-inf)"} {
+		if _, err := Parse("t.mil", []byte(wrap("        fp16 y = const()[val="+ok+"];"))); err != nil && strings.Contains(err.Error(), "beyond fp16") {
+			t.Errorf("%s refused: %v", ok, err) // the largest finite fp16, what rounds to it, and inf itself are fine
+		}
+	}
 	for _, tc := range tests {
 		p, err := Parse("t.mil", []byte(tc.src))
 		if err == nil {

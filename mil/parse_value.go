@@ -205,6 +205,9 @@ func shapeString(dims []int) string {
 	return b.String()
 }
 
+// fp16Overflow is the smallest magnitude that rounds to infinity in fp16 (65504 plus half its last step).
+const fp16Overflow = 65520
+
 // leaf parses one scalar of dtype d and appends it to v: a string for string, true or false for bool,
 // else a number, inf or nan.
 func (p *parser) leaf(d DType, v *Value) {
@@ -224,6 +227,9 @@ func (p *parser) leaf(d DType, v *Value) {
 		x, err := parseNumber(t.text)
 		if err != "" {
 			p.errorAt(t.pos, "%s", err)
+		}
+		if d == FP16 && !math.IsInf(x, 0) && math.Abs(x) >= fp16Overflow {
+			p.errorAt(t.pos, "fp16 literal %s is beyond fp16's largest finite value 65504: it would be inf (write inf if that is meant)", t.text)
 		}
 		v.Nums = append(v.Nums, x)
 	default:

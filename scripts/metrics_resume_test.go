@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/anestar/anestar/ane/emulator"
+	"github.com/anestar/anestar/ckpt"
 )
 
 // metricsLines reads a metrics file as records of step and kind ("val" for a validation line, else
@@ -95,5 +97,53 @@ func TestResumeKeepsCheckpointStepRecords(t *testing.T) {
 				t.Fatalf("after resume the metrics hold %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// The garbage runs of a careless command line are refused before any step is logged: a model with a
+// NaN weight (naming the tensor), lr -1, lr inf, weight_decay NaN.
+func TestLMRefusesGarbageBeforeAnyStep(t *testing.T) {
+	dir := t.TempDir()
+	m, err := ckpt.ReadLlama2(filepath.Join(llama2Dir, "tied.v0.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := m.Weights["layers.0.attention.wq"]
+	if w == nil {
+		for k := range m.Weights {
+			w = m.Weights[k]
+			break
+		}
+	}
+	w[3] = float32(math.NaN())
+	nan := filepath.Join(dir, "nan.bin")
+	if err := ckpt.SaveLlama2(nan, m, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kv   []string
+		want string
+	}{
+		{[]string{"init", quote(nan), "tokenizer", quote(filepath.Join(llama2Dir, "tokenizer.bin")), "data", quote("../data/Isaac.Newton-Opticks.txt")}, "element 3"},
+		{[]string{"lr", "-1"}, "lr = -1.0: must lie in (0, 10]"},
+		{[]string{"lr", `float("inf")`}, "lr = +inf"},
+		{[]string{"weight_decay", `float("nan")`}, "weight_decay = nan"},
+	} {
+		mpath := filepath.Join(dir, "m.jsonl")
+		os.Remove(mpath)
+		p := lmSmall(dir, append(tc.kv, "metrics", quote(mpath))...)
+		if tc.kv[0] == "init" { // the file's header gives the sizes
+			p = map[string]string{"seq": "32", "batch": "2", "steps": "2", "ckpt": `""`, "metrics": quote(mpath)}
+			for i := 0; i+1 < len(tc.kv); i += 2 {
+				p[tc.kv[i]] = tc.kv[i+1]
+			}
+		}
+		_, out, err := runLM(t, p, false)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err %v, want one saying %q\n%s", tc.kv, err, tc.want, out)
+		}
+		if data, _ := os.ReadFile(mpath); len(data) > 0 {
+			t.Errorf("%v: %d bytes of metrics logged before the refusal", tc.kv, len(data))
+		}
 	}
 }

@@ -229,7 +229,7 @@ func TestSampleNucleus(t *testing.T) {
 	}
 	for _, c := range []struct{ k, v, want string }{
 		{"top_p", "0.0", "top_p = 0.0: must lie in (0, 1]"},
-		{"temperature", "-1.0", "temperature = -1.0: must be at least 0"},
+		{"temperature", "-1.0", "temperature = -1.0: must be finite and at least 0"},
 		{"seq", "64", "seq = 64 is longer than"},
 		{"model", quote("/nonexistent/model.bin"), "/nonexistent/model.bin"},
 		{"tokenizer", quote("../tokenizer/testdata/sp_slice.bin"), "has 1024 pieces, the model"},
