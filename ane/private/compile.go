@@ -3,6 +3,8 @@ package private
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"github.com/anestar/anestar/ane"
@@ -86,6 +88,9 @@ func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("ane load: %w", err)
 	}
+	for _, w := range ports.warnings {
+		fmt.Fprintf(warnOut, "anestar: warning: ane load: %s\n", w)
+	}
 	first, err := newBinding(drv, m, inputs, outputs, ports)
 	if err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
@@ -94,6 +99,10 @@ func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	k.Binding.k = k
 	return k, nil
 }
+
+// warnOut receives the warnings of a compile that went on (a port the model describes otherwise than
+// the program): standard error; tests capture it.
+var warnOut io.Writer = os.Stderr
 
 // loadRetryDelay is how long load waits before its one retry: maderix/ANE bridge/ane_bridge.m retries
 // loadWithQoS: once after 100 ms, for the ANE to reclaim a slot.

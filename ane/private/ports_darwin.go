@@ -16,9 +16,6 @@ const (
 	keyLiveOutputList    = "LiveOutputList"
 )
 
-// portDimKeys are the keys of a port's dims, in the order of port.dims.
-var portDimKeys = [5]string{"Batches", "Channels", "Depth", "Height", "Width"}
-
 // maxPorts bounds the ports read from a model, against a malformed attributes dictionary.
 const maxPorts = 1 << 12
 
@@ -66,21 +63,31 @@ func (fw *frameworks) livePorts(proc objc.ID, key string) ([]port, error) {
 		if !fw.isKind(d, fw.clsDictionary) {
 			return nil, fmt.Errorf("%s[%d] is not a dictionary", key, i)
 		}
-		name, typ := d.Send(selObjectForKey, fw.nsString("Name")), d.Send(selObjectForKey, fw.nsString("Type"))
-		if !fw.isKind(name, fw.clsString) || !fw.isKind(typ, fw.clsString) {
-			return nil, fmt.Errorf("%s[%d]: Name or Type is missing or not a string", key, i)
-		}
-		p := port{name: portName(goString(name)), dtype: goString(typ)}
-		for j, k := range portDimKeys {
-			v := d.Send(selObjectForKey, fw.nsString(k))
-			if !fw.isKind(v, fw.clsNumber) {
-				return nil, fmt.Errorf("%s[%d] (%q): %s is missing or not a number", key, i, p.name, k)
-			}
-			p.dims[j] = int(objc.Send[int64](v, selLongLongValue))
-		}
-		out = append(out, p)
+		out = append(out, parsePort(nsEntry{fw, d}))
 	}
 	return out, nil
+}
+
+// nsEntry is one port entry, an NSDictionary, read through the class checks.
+type nsEntry struct {
+	fw *frameworks
+	d  objc.ID
+}
+
+func (e nsEntry) str(key string) (string, bool) {
+	v := e.d.Send(selObjectForKey, e.fw.nsString(key))
+	if !e.fw.isKind(v, e.fw.clsString) {
+		return "", false
+	}
+	return goString(v), true
+}
+
+func (e nsEntry) num(key string) (int64, bool) {
+	v := e.d.Send(selObjectForKey, e.fw.nsString(key))
+	if !e.fw.isKind(v, e.fw.clsNumber) {
+		return 0, false
+	}
+	return objc.Send[int64](v, selLongLongValue), true
 }
 
 // isKind reports whether o is a non-nil instance of c or of a subclass.

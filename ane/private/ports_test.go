@@ -1,6 +1,7 @@
 package private
 
 import (
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -74,8 +75,8 @@ func TestPortOrder(t *testing.T) {
 	if pa.name != "a" || pa.dims != [5]int{1, 4, 1, 1, 32} || pa.dtype != "Float16" {
 		t.Fatalf("port of a: %+v", pa)
 	}
-	order, err := portOrder("output", specs, []port{pb, pa})
-	if err != nil || !reflect.DeepEqual(order, []int{1, 0}) {
+	order, warns, err := portOrder("output", specs, []port{pb, pa})
+	if err != nil || !reflect.DeepEqual(order, []int{1, 0}) || len(warns) != 0 {
 		t.Fatalf("reordered ports: %v, %v; want [1 0]", order, err)
 	}
 	if got := inPortOrder([]string{"sa", "sb"}, order); !reflect.DeepEqual(got, []string{"sb", "sa"}) {
@@ -93,9 +94,10 @@ func TestPortOrder(t *testing.T) {
 		{[]port{pa, pa}, `lists output "a" twice`},
 		{[]port{wide, pb}, `output "a": the loaded model's port is [N C D H W] = [1 4 1 1 64], the program declares tensor<fp16, [1, 4, 1, 32]>`},
 		{[]port{half, pb}, `output "a": the loaded model's port holds "Float32", the program declares fp16`},
+		{[]port{{dtype: "Float16", dims: pa.dims}, pb}, `output port 0 has no name (under any of the keys [Name Symbol]`},
 	}
 	for _, c := range bad {
-		if _, err := portOrder("output", specs, c.ports); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := portOrder("output", specs, c.ports); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.ports, err, c.want)
 		}
 	}
@@ -151,7 +153,7 @@ func TestPortMismatchFailsCompile(t *testing.T) {
 		edit func(ins, outs []port) ([]port, []port)
 		want string
 	}{
-		{"renamed", func(ins, outs []port) ([]port, []port) { outs[0].name = "z"; return ins, outs }, `output port 0 is "z"`},
+		{"renamed", func(ins, outs []port) ([]port, []port) { ins[0].name = "z"; return ins, outs }, `input port 0 is "z"`},
 		{"dims", func(ins, outs []port) ([]port, []port) { ins[0].dims[1] = 8; return ins, outs }, `input "x": the loaded model's port is [N C D H W] = [1 8 1 1 32]`},
 		{"dtype", func(ins, outs []port) ([]port, []port) { ins[1].dtype = "Float16"; return ins, outs }, `input "s": the loaded model's port holds "Float16", the program declares fp32`},
 		{"missing", func(ins, outs []port) ([]port, []port) { return ins[:1], outs }, "has 1 input ports, the program 2"},
@@ -219,5 +221,112 @@ func TestRefusalsBeforeTheDevice(t *testing.T) {
 				t.Errorf("reached the framework: %q", d.log)
 			}
 		})
+	}
+}
+
+// singleIOProgram is testProgram with its one fp16 input x and one output: the shape of every shipped
+// kernel, which is bound by index.
+func singleIOProgram() *mil.Program {
+	p := testProgram()
+	p.Funcs[0].Inputs = p.Funcs[0].Inputs[:1]
+	return p
+}
+
+// A program of one input and one output is bound by index, as maderix/ANE binds: whatever the model's
+// attributes say of the port — its name under Symbol instead of Name, no name at all, no attributes,
+// other dims or dtype — the compile succeeds, each disagreement a warning naming it.
+func TestSingleIOBoundByIndex(t *testing.T) {
+	isolateCount(t)
+	cases := []struct {
+		name     string
+		edit     func(ins, outs []port) ([]port, []port)
+		errPorts error
+		warn     string // "" for none
+	}{
+		{"as listed", nil, nil, ""},
+		{"no names", func(ins, outs []port) ([]port, []port) { ins[0].name, outs[0].name = "", ""; return ins, outs }, nil, ""},
+		{"no dims or type", func(ins, outs []port) ([]port, []port) {
+			ins[0].dims, ins[0].dtype = [5]int{}, ""
+			return ins, outs
+		}, nil, ""},
+		{"other name", func(ins, outs []port) ([]port, []port) { outs[0].name = "z"; return ins, outs }, nil, `names its output port "z", the program "y": bound by index`},
+		{"wrong dims", func(ins, outs []port) ([]port, []port) { ins[0].dims[1] = 8; return ins, outs }, nil, `input "x": the loaded model's port is [N C D H W] = [1 8 1 1 32]`},
+		{"wrong dtype", func(ins, outs []port) ([]port, []port) { outs[0].dtype = "Float32"; return ins, outs }, nil, `output "y": the loaded model's port holds "Float32"`},
+		{"no list", func(ins, outs []port) ([]port, []port) { return nil, outs }, nil, "list 0 input ports, the program 1: bound by index"},
+		{"unreadable", nil, errors.New("NetworkStatusList is missing, empty or not an array"), "reading the model's ports: NetworkStatusList is missing"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var warned strings.Builder
+			old := warnOut
+			warnOut = &warned
+			defer func() { warnOut = old }()
+			d := newFakeDriver(t.TempDir())
+			d.editPorts, d.errPorts = c.edit, c.errPorts
+			k, err := compile(d, singleIOProgram(), testWeights())
+			if err != nil {
+				t.Fatalf("compile: %v", err)
+			}
+			defer k.Close()
+			if !reflect.DeepEqual(k.ports.in, []int{0}) || !reflect.DeepEqual(k.ports.out, []int{0}) {
+				t.Errorf("ports %+v, want index 0 each way", k.ports)
+			}
+			if c.warn == "" && warned.Len() > 0 || c.warn != "" && !strings.Contains(warned.String(), c.warn) {
+				t.Errorf("warnings %q, want %q", warned.String(), c.warn)
+			}
+		})
+	}
+}
+
+// A program of several ports cannot be bound without the names: unreadable attributes refuse it.
+func TestSeveralPortsNeedNames(t *testing.T) {
+	isolateCount(t)
+	d := newFakeDriver(t.TempDir())
+	d.errPorts = errors.New("LiveInputList is missing or not an array")
+	if _, err := compile(d, testProgram(), testWeights()); err == nil || !strings.Contains(err.Error(), "bound by name") {
+		t.Fatalf("error %v, want a refusal saying several ports are bound by name", err)
+	}
+}
+
+// mapEntry is a port entry as a map: strings and int64s by key.
+type mapEntry map[string]any
+
+func (e mapEntry) str(k string) (string, bool) { s, ok := e[k].(string); return s, ok }
+func (e mapEntry) num(k string) (int64, bool)  { n, ok := e[k].(int64); return n, ok }
+
+// The attributes' spellings seen on hardware: Name (ane-bridge-rs, macOS 26 / M5), Symbol (a macOS 26.3
+// / M3 Pro listing), neither; dims complete or not.
+func TestParsePort(t *testing.T) {
+	dims := map[string]any{"Batches": int64(1), "Channels": int64(4), "Depth": int64(1), "Height": int64(1), "Width": int64(32)}
+	with := func(kv ...any) mapEntry {
+		e := mapEntry{}
+		for k, v := range dims {
+			e[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i+1] == nil {
+				delete(e, kv[i].(string))
+			} else {
+				e[kv[i].(string)] = kv[i+1]
+			}
+		}
+		return e
+	}
+	full := [5]int{1, 4, 1, 1, 32}
+	for _, c := range []struct {
+		e    mapEntry
+		want port
+	}{
+		{with("Name", "y@output", "Type", "Float16"), port{"y", "Float16", full}},
+		{with("Symbol", "y@output", "Type", "Float16"), port{"y", "Float16", full}},
+		{with("Name", "a", "Symbol", "b"), port{"a", "", full}},
+		{with("Type", "Float32"), port{"", "Float32", full}},
+		{with("Name", int64(3), "Symbol", "x"), port{"x", "", full}},
+		{with("Name", "x", "Width", nil), port{"x", "", [5]int{}}},
+		{with("Name", "x", "Depth", "one"), port{"x", "", [5]int{}}},
+	} {
+		if got := parsePort(c.e); got != c.want {
+			t.Errorf("%v: %+v, want %+v", c.e, got, c.want)
+		}
 	}
 }
