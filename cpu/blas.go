@@ -55,19 +55,34 @@ func (l *library) Name() string { return l.name }
 // Sgemm implements BLAS.
 func (l *library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	return l.gemm("cpu.Sgemm", true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return l.gemm("cpu.Sgemm", spread, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// sgemmSerial is Sgemm without splitting the product over goroutines.
+// sgemmSerial is Sgemm in one library call.
 func (l *library) sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	return l.gemm("cpu.SgemmSerial", false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return l.gemm("cpu.SgemmSerial", whole, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
+
+// sgemmInTurn is Sgemm's blocks computed in turn on the caller.
+func (l *library) sgemmInTurn(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	return l.gemm("cpu.SgemmInTurn", inTurn, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// splitMode is how library.gemm runs a large product on a single-threaded library.
+type splitMode int
+
+const (
+	whole  splitMode = iota // one library call (SgemmSerial: for callers that choose it by shape alone)
+	spread                  // the blocks splitPieces fixes, over the core slots free (Sgemm)
+	inTurn                  // the same blocks, in turn on the caller (SgemmInTurn): Sgemm's bits on one core
+)
 
 // gemm validates the arguments (errors name caller), handles the empty and the scaling-only products,
 // and runs the library's sgemm, holding a core slot when the library is single-threaded; a large
-// product then runs in the blocks splitPieces fixes, spread over the free slots with split, else in turn.
-func (l *library) gemm(caller string, split, transA, transB bool, m, n, k int, alpha float32,
+// product then runs as mode says.
+func (l *library) gemm(caller string, mode splitMode, transA, transB bool, m, n, k int, alpha float32,
 	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	if err := checkSgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
 		return fmt.Errorf("%s (%s): %w", caller, l.name, err)
@@ -84,8 +99,8 @@ func (l *library) gemm(caller string, split, transA, transB bool, m, n, k int, a
 		return nil
 	}
 	acquireCore()
-	if size, pieces, byRows := splitPieces(m, n, k); pieces > 1 {
-		l.splitSgemm(!split, size, byRows, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	if size, pieces, byRows := splitPieces(m, n, k); mode != whole && pieces > 1 {
+		l.splitSgemm(mode == inTurn, size, byRows, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	} else {
 		l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
@@ -309,14 +324,24 @@ func BLASThreads() int {
 	return 0
 }
 
-// SgemmSerial is Sgemm on the calling goroutine alone, for callers that run
-// many products in parallel themselves (such as the emulator's per-head
-// matmuls): a large product runs in the same blocks as Sgemm's, in turn, so
-// the two give the same bits. With a multi-threaded library the library
-// still uses its threads.
+// SgemmSerial is Sgemm in one library call on the calling goroutine, for
+// callers that run many products in parallel themselves (such as the
+// emulator's per-head matmuls). Its bits may differ from Sgemm's for the same
+// product (a BLAS's sums may depend on the block): a caller chooses between
+// the two by the shapes alone, never by timing; SgemmInTurn gives Sgemm's bits
+// on one core. With a multi-threaded library the library still uses its threads.
 func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	return currentGemm("cpu.SgemmSerial", false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return currentGemm("cpu.SgemmSerial", whole, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// SgemmInTurn is Sgemm on the calling goroutine alone: the same blocks as
+// Sgemm's, computed in turn, so the two give the same bits and a caller may
+// choose either by timing (the host-math queue runs its products on one core
+// while the script goes on, on every core once it waits).
+func SgemmInTurn(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	return currentGemm("cpu.SgemmInTurn", inTurn, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Sgemm computes C = alpha*op(A)*op(B) + beta*C with the current BLAS, where
@@ -328,15 +353,15 @@ func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, l
 // returns an error and leaves C untouched.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	return currentGemm("cpu.Sgemm", true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return currentGemm("cpu.Sgemm", spread, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // currentGemm runs library.gemm on the current BLAS; errors name caller.
-func currentGemm(caller string, split, transA, transB bool, m, n, k int, alpha float32,
+func currentGemm(caller string, mode splitMode, transA, transB bool, m, n, k int, alpha float32,
 	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	s := currentBLAS()
 	if s.err != nil {
 		return fmt.Errorf("%s: %w", caller, s.err)
 	}
-	return s.lib.gemm(caller, split, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return s.lib.gemm(caller, mode, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

@@ -111,7 +111,7 @@ func selfTest(l *library) error {
 				want[i*p.n+j] = alpha*s + beta*float64(c[i*p.n+j])
 			}
 		}
-		if err := l.gemm("cpu: self-test", true, p.transA, p.transB, p.m, p.n, p.k, alpha, a, lda, b, ldb, beta, c, p.n); err != nil {
+		if err := l.gemm("cpu: self-test", spread, p.transA, p.transB, p.m, p.n, p.k, alpha, a, lda, b, ldb, beta, c, p.n); err != nil {
 			return err
 		}
 		for i, v := range c {

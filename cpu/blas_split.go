@@ -9,8 +9,8 @@ import (
 
 // When the BLAS library runs single-threaded (OpenBLAS by default here), Sgemm spreads a large product
 // over GOMAXPROCS goroutines itself, in blocks of rows (or columns) of C, one library call each. The
-// blocks are fixed by the product's shape and GOMAXPROCS (splitPieces), and SgemmSerial computes the
-// same blocks in turn, so that a product's bits never depend on the load or on the entry point. The Go
+// blocks are fixed by the product's shape and GOMAXPROCS (splitPieces), and SgemmInTurn computes the
+// same blocks in turn, so that a product's bits never depend on the load. The Go
 // scheduler then shares the cores between those calls and everything else the program runs (the
 // emulator's loops, queued host math), where a multi-threaded BLAS would start its own threads, whose
 // spinning waits compete with them. The blocks run on package par's helpers, which claim them as they

@@ -147,7 +147,7 @@ func TestSplitBesideLoopsOfProducts(t *testing.T) {
 }
 
 // A large product is computed in the same blocks whether every core slot is free, none is (another
-// product or a busy machine holds them), or it comes through the serial entry point: the blocks are a
+// product or a busy machine holds them), or it comes through SgemmInTurn (SgemmSerial makes one call): the blocks are a
 // function of the shape and GOMAXPROCS alone, so a BLAS whose sums depend on the block it is given
 // (OpenBLAS's Haswell kernels) still gives the same bits under any load.
 func TestSplitBlocksIndependentOfLoad(t *testing.T) {
@@ -179,7 +179,8 @@ func TestSplitBlocksIndependentOfLoad(t *testing.T) {
 	for _, sz := range [][3]int{{1024, 256, 64}, {256, 1024, 64}, {4096, 64, 32}, {40, 40, 40}} {
 		m, n, k := sz[0], sz[1], sz[2]
 		split := func(a, b, c []float32) error { return l.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }
-		serial := func(a, b, c []float32) error { return l.sgemmSerial(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }
+		serial := func(a, b, c []float32) error { return l.sgemmInTurn(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }
+		oneCall := func(a, b, c []float32) error { return l.sgemmSerial(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }
 		free := blocks(m, n, k, split)
 		held := 0 // take every slot the caller does not need: nothing else may run beside the product
 		for tryAcquireCore() {
@@ -192,6 +193,9 @@ func TestSplitBlocksIndependentOfLoad(t *testing.T) {
 			releaseCore()
 		}
 		one := blocks(m, n, k, serial)
+		if got := blocks(m, n, k, oneCall); len(got) != 1 || got[0] != [3]int{m, n, 0} {
+			t.Errorf("%v: SgemmSerial made the calls %v, want one", sz, got)
+		}
 		_, pieces, _ := splitPieces(m, n, k)
 		if len(free) != pieces || !slices.Equal(free, busy) || !slices.Equal(free, one) {
 			t.Errorf("%v: blocks (m, n, offset of C) with free cores %v, with none %v, serial %v; want %d blocks, the same each time",

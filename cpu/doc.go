@@ -59,8 +59,9 @@
 // reduction's partial sums and the order they are combined in — is a
 // function of the shapes and the configured thread count (GOMAXPROCS, a
 // library's own thread setting) alone, never of how many cores happen to be
-// free; who runs a piece, and when, may vary. SgemmSerial computes the same
-// blocks as Sgemm, in turn, so a caller may choose either by timing. This
+// free; who runs a piece, and when, may vary. SgemmInTurn computes the same
+// blocks as Sgemm, in turn, so a caller may choose between them by timing;
+// SgemmSerial makes one call, and is chosen by shapes alone. This
 // matters because BLAS kernels need not give the same bits for every block
 // of a product (OpenBLAS's Haswell edge kernels sum in another order than
 // its full-width ones). Accelerate, multi-threaded by its own fixed rule,

@@ -68,23 +68,23 @@ func f16Library(base *library) *library {
 // BLAS's: results agree with Sgemm's within an fp32 sgemm's rounding.
 func SgemmF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	return wrappedGemm("cpu.SgemmF16", f16Library, true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return wrappedGemm("cpu.SgemmF16", f16Library, spread, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // SgemmF16Serial is SgemmF16 without splitting the product over goroutines (see SgemmSerial).
 func SgemmF16Serial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	return wrappedGemm("cpu.SgemmF16Serial", f16Library, false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return wrappedGemm("cpu.SgemmF16Serial", f16Library, whole, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // wrappedGemm runs the product on wrap of the current BLAS; errors name caller.
-func wrappedGemm(caller string, wrap func(*library) *library, split, transA, transB bool, m, n, k int, alpha float32,
+func wrappedGemm(caller string, wrap func(*library) *library, mode splitMode, transA, transB bool, m, n, k int, alpha float32,
 	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	s := currentBLAS()
 	if s.err != nil {
 		return fmt.Errorf("%s: %w", caller, s.err)
 	}
-	return wrap(s.lib).gemm(caller, split, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return wrap(s.lib).gemm(caller, mode, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // f32Libs caches the library with the AMX float32 path wrapped around each BLAS.
@@ -128,13 +128,13 @@ func amxWrap(base *library, f *amxFormat) *library {
 // activations read back from memory, AMX measured no faster.)
 func SgemmF32(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	return wrappedGemm("cpu.SgemmF32", f32Library, true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return wrappedGemm("cpu.SgemmF32", f32Library, spread, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // SgemmF32Serial is SgemmF32 without splitting the product over goroutines (see SgemmSerial).
 func SgemmF32Serial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	return wrappedGemm("cpu.SgemmF32Serial", f32Library, false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return wrappedGemm("cpu.SgemmF32Serial", f32Library, whole, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // GemmName names what SgemmF32 runs on, for reports: "amx" (GemmF32's path, other scalings and
