@@ -1,7 +1,9 @@
 package scripts
 
 import (
+	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/anestar/anestar/ane/emulator"
+	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/ckpt"
 )
 
@@ -145,5 +148,35 @@ func TestLMRefusesGarbageBeforeAnyStep(t *testing.T) {
 		if data, _ := os.ReadFile(mpath); len(data) > 0 {
 			t.Errorf("%v: %d bytes of metrics logged before the refusal", tc.kv, len(data))
 		}
+	}
+}
+
+// Messages that misled: a val_frac too small for any validation text (it said "tensor.from_list: empty
+// list"), a run of no steps (it printed rates of nothing), a sample window not a multiple of 32 (it blamed
+// the model's max_seq_len).
+func TestMessagesSayWhatIsWrong(t *testing.T) {
+	base := map[string]string{"dim": "64", "layers": "1", "heads": "4", "kv_heads": "2", "hidden": "192", "vocab": "300",
+		"seq": "32", "batch": "2", "warmup": "0", "eval_every": "0", "ckpt": `""`, "metrics": `""`}
+	with := func(kv ...string) map[string]string {
+		p := maps.Clone(base)
+		for i := 0; i+1 < len(kv); i += 2 {
+			p[kv[i]] = kv[i+1]
+		}
+		return p
+	}
+	if _, out, err := runLM(t, with("val_frac", "1e-9", "steps", "1"), false); err == nil || !strings.Contains(err.Error(), "leaves no validation text") {
+		t.Errorf("val_frac 1e-9: %v\n%s", err, out)
+	}
+	_, out := mustRunLM(t, with("steps", "0"), false)
+	if !strings.Contains(out, "no training steps ran") || strings.Contains(out, "TFLOP/s") || strings.Contains(out, "Tokens/s") {
+		t.Errorf("steps 0: the report gives rates of no work:\n%s", out)
+	}
+	var stdout, stderr strings.Builder
+	_, err := builtins.Run(context.Background(), builtins.Config{
+		Script: "sample.star", Backend: emulator.New(emulator.Options{}), Stdout: &stdout, Stderr: &stderr,
+		Params: map[string]string{"model": quote(filepath.Join(llama2Dir, "tied.v0.bin")), "tokenizer": quote(filepath.Join(llama2Dir, "tokenizer.bin")), "seq": "1"},
+	})
+	if err == nil || !strings.Contains(err.Error(), "seq = 1: a window is a multiple of 32 positions") {
+		t.Errorf("sample seq=1: %v", err)
 	}
 }
