@@ -179,4 +179,15 @@ func TestMessagesSayWhatIsWrong(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "seq = 1: a window is a multiple of 32 positions") {
 		t.Errorf("sample seq=1: %v", err)
 	}
+	// A train_layer.star checkpoint given to sample.star (it said: key "layers" not in dict).
+	c := filepath.Join(t.TempDir(), "layer.safetensors")
+	layer := map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "steps": "2", "accum": "2", "ckpt": quote(c), "metrics": `""`}
+	runScript(t, trainLayer, layer, emulator.Options{}, false)
+	_, err = builtins.Run(context.Background(), builtins.Config{
+		Script: "sample.star", Backend: emulator.New(emulator.Options{}), Stdout: &stdout, Stderr: &stderr,
+		Params: map[string]string{"model": quote(c), "tokenizer": quote(filepath.Join(llama2Dir, "tokenizer.bin"))},
+	})
+	if err == nil || !strings.Contains(err.Error(), "not a checkpoint of a language model") {
+		t.Errorf("sample of a train_layer checkpoint: %v", err)
+	}
 }
