@@ -99,12 +99,14 @@ func (l *library) gemm(caller string, mode splitMode, transA, transB bool, m, n,
 		return nil
 	}
 	acquireCore()
-	if size, pieces, byRows := splitPieces(m, n, k); mode != whole && pieces > 1 {
-		l.splitSgemm(mode == inTurn, size, byRows, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	} else {
-		l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	defer releaseCore()
+	if mode != whole {
+		if size, pieces, byRows := splitPieces(m, n, k); pieces > 1 {
+			l.splitSgemm(mode == inTurn, size, byRows, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			return nil
+		}
 	}
-	releaseCore()
+	l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	return nil
 }
 

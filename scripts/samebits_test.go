@@ -74,8 +74,8 @@ func TestSameBitsChild(t *testing.T) {
 	}
 }
 
-// TestSpinChild keeps one core busy for the time spinEnv gives (at most a minute more than
-// TestSameBitsUnderLoad needs), for TestSameBitsUnderLoad, which ends it sooner; alone it does nothing.
+// TestSpinChild keeps one core busy for the time spinEnv gives (at most 20 minutes, should nobody end
+// it), for TestSameBitsUnderLoad, which kills it when it is done; alone it does nothing.
 func TestSpinChild(t *testing.T) {
 	d, err := time.ParseDuration(os.Getenv(spinEnv))
 	if err != nil {

@@ -40,8 +40,8 @@ func flat(data []float32) access { return access{data, 1} }
 const chainPiece = 4096
 
 // maxChain is the most steps one chain joins. Each step joining a chain is checked against every step
-// already in it, so an unbounded chain costs the square of its length to plan (40,000 elementwise ops
-// took 35 s); the shipped kernels' chains are 3 to 12 steps, and a piece's values stay in cache for
+// already in it, so an unbounded chain costs the square of its length to plan (planning took 5.4 s of
+// compiling 40,000 relus, BenchmarkCompileElementwiseChain); the shipped kernels' chains are 3 to 12 steps, and a piece's values stay in cache for
 // about ten ops, so longer chains gain nothing.
 const maxChain = 32
 
