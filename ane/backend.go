@@ -29,6 +29,12 @@ type Binding interface {
 	Inputs() []*Surface
 	// Outputs are the surfaces of main's outputs, in return order.
 	Outputs() []*Surface
+	// Input is the surface of the declared input called name: when the program's inputs were packed
+	// into one (CompilePacked), a view of its part of the packed surface, else that input's own surface.
+	// An unknown name is an error.
+	Input(name string) (*Surface, error)
+	// Output is Input for the declared outputs.
+	Output(name string) (*Surface, error)
 	// Eval runs the program once, reading the input surfaces and writing the output surfaces.
 	Eval(ctx context.Context) error
 	// Close releases the binding and its surfaces; later calls to Eval, and accesses to its surfaces,

@@ -22,12 +22,18 @@ type Memory interface {
 // For the ANE's [1,C,1,S] tensors, channel c's S values are contiguous. For a tensor of another shape
 // [d0, d1, ...], the channel axis is d1 when d0 == 1 and rank >= 2, else d0, and a "channel" is the
 // contiguous run of the remaining elements.
+//
+// A surface may also be a view of one part of a packed surface (NewView): a window of its channels and
+// columns, which every method reads and writes alone.
 type Surface struct {
 	name     string   // the MIL name of the input or output
 	typ      mil.Type // its tensor type; DType is FP16 or FP32
 	channels int      // size of the channel axis
 	spatial  int      // elements per channel
-	mem      Memory   // storage, exactly typ.NumElements()*elemSize bytes
+	mem      Memory   // storage, exactly typ.NumElements()*elemSize bytes (a view's: its parent's)
+	pitch    int      // elements from one channel's start to the next's: spatial, or the parent's for a view
+	base     int      // element offset of channel 0, column 0 in mem: 0 but for a view
+	parent   *Surface // the packed surface a view is part of; nil for a whole surface
 }
 
 // NewSurface wraps mem as the surface of tensor type t. mem must hold exactly the tensor's bytes.
@@ -40,6 +46,7 @@ func NewSurface(name string, t mil.Type, mem Memory) (*Surface, error) {
 	}
 	s := &Surface{name: name, typ: t, mem: mem}
 	s.channels, s.spatial = channelSplit(t.Shape)
+	s.pitch = s.spatial
 	if err := mem.Lock(true); err != nil {
 		return nil, fmt.Errorf("surface %q: %v", name, err)
 	}
@@ -88,8 +95,43 @@ func (s *Surface) Spatial() int { return s.spatial }
 // ElemSize is the bytes per element: 2 for fp16, 4 for fp32.
 func (s *Surface) ElemSize() int { return s.typ.DType.Bits() / 8 }
 
-// Bytes is the exact size of the surface in bytes.
+// Bytes is the exact size of the surface in bytes (for a view, of its part).
 func (s *Surface) Bytes() int { return s.channels * s.spatial * s.ElemSize() }
+
+// memBytes is the size of the memory behind the surface: its own, or its parent's for a view.
+func (s *Surface) memBytes() int {
+	if s.parent != nil {
+		return s.parent.Bytes()
+	}
+	return s.Bytes()
+}
+
+// off is the element offset in memory of channel ch, column col.
+func (s *Surface) off(ch, col int) int { return s.base + ch*s.pitch + col }
+
+// contiguous reports whether the surface's channels follow each other in memory without a gap.
+func (s *Surface) contiguous() bool { return s.pitch == s.spatial }
+
+// NewView returns the part of the packed [1, C, 1, W] surface parent that holds a [1, channels, 1,
+// spatial] tensor called name in channels [channel, channel + channels) and columns [column, column +
+// spatial): a surface whose reads and writes touch that window alone. Its dtype is the parent's.
+func NewView(parent *Surface, name string, shape []int, channel, column int) (*Surface, error) {
+	if parent.parent != nil {
+		return nil, fmt.Errorf("surface %q: a view of a view", name)
+	}
+	t := mil.Tensor(parent.typ.DType, shape...)
+	v := &Surface{name: name, typ: t, mem: parent.mem, pitch: parent.pitch, parent: parent}
+	v.channels, v.spatial = channelSplit(shape)
+	if channel < 0 || column < 0 || channel+v.channels > parent.channels || column+v.spatial > parent.spatial {
+		return nil, fmt.Errorf("surface %q: part [%d, %d) x [%d, %d) does not fit in %q (%d x %d)", name,
+			channel, channel+v.channels, column, column+v.spatial, parent.name, parent.channels, parent.spatial)
+	}
+	v.base = parent.off(channel, column)
+	return v, nil
+}
+
+// Parent is the packed surface a view is part of, or nil for a whole surface.
+func (s *Surface) Parent() *Surface { return s.parent }
 
 // Memory is the storage behind the surface.
 func (s *Surface) Memory() Memory { return s.mem }

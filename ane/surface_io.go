@@ -36,9 +36,9 @@ func (s *Surface) access(readOnly bool, f func(b []byte)) error {
 		return fmt.Errorf("surface %q: lock: %w", s.name, err)
 	}
 	b := s.mem.Bytes()
-	if len(b) != s.Bytes() {
+	if len(b) != s.memBytes() {
 		s.mem.Unlock(readOnly)
-		return fmt.Errorf("surface %q: memory holds %d bytes, want %d", s.name, len(b), s.Bytes())
+		return fmt.Errorf("surface %q: memory holds %d bytes, want %d", s.name, len(b), s.memBytes())
 	}
 	f(b)
 	if err := s.mem.Unlock(readOnly); err != nil {
@@ -100,9 +100,12 @@ func (s *Surface) WriteChannels(from, n int, src []float32) error {
 	if len(src) != n*s.spatial {
 		return fmt.Errorf("surface %q: write of %d channels x %d needs %d values, got %d", s.name, n, s.spatial, n*s.spatial, len(src))
 	}
+	if !s.contiguous() {
+		return s.WriteRegion(from, n, 0, s.spatial, src, false)
+	}
 	es := s.ElemSize()
 	return s.access(false, func(b []byte) {
-		b = b[from*s.spatial*es : (from+n)*s.spatial*es]
+		b = b[s.off(from, 0)*es : s.off(from+n, 0)*es]
 		split(len(src), ioGrain, func(lo, hi int) { encode(s.typ.DType, b[lo*es:hi*es], src[lo:hi]) })
 	})
 }
@@ -115,9 +118,12 @@ func (s *Surface) ReadChannels(from, n int, dst []float32) error {
 	if len(dst) != n*s.spatial {
 		return fmt.Errorf("surface %q: read of %d channels x %d needs room for %d values, got %d", s.name, n, s.spatial, n*s.spatial, len(dst))
 	}
+	if !s.contiguous() {
+		return s.ReadRegion(from, n, 0, s.spatial, dst)
+	}
 	es := s.ElemSize()
 	return s.access(true, func(b []byte) {
-		b = b[from*s.spatial*es : (from+n)*s.spatial*es]
+		b = b[s.off(from, 0)*es : s.off(from+n, 0)*es]
 		split(len(dst), ioGrain, func(lo, hi int) { decode(s.typ.DType, dst[lo:hi], b[lo*es:hi*es]) })
 	})
 }
@@ -139,14 +145,14 @@ func (s *Surface) WriteRegion(ch, nch, col, ncol int, src []float32, transposed 
 			// fp32 in place: the channels [lo, hi) are the transpose of src's columns [lo, hi).
 			split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
 				// The region lies in the surface and src holds it (checked above): no error.
-				cpu.Transpose(f[(ch+lo)*s.spatial+col:], s.spatial, src[lo:], nch, ncol, hi-lo)
+				cpu.Transpose(f[s.off(ch+lo, col):], s.pitch, src[lo:], nch, ncol, hi-lo)
 			})
 			return
 		}
 		split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
 			var row [256]float32 // gather buffer for transposed rows, in pieces
 			for c := lo; c < hi; c++ {
-				off := ((ch+c)*s.spatial + col) * es
+				off := s.off(ch+c, col) * es
 				if !transposed {
 					encode(s.typ.DType, b[off:off+ncol*es], src[c*ncol:(c+1)*ncol])
 					continue
@@ -175,7 +181,7 @@ func (s *Surface) ReadRegion(ch, nch, col, ncol int, dst []float32) error {
 	return s.access(true, func(b []byte) {
 		split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
 			for c := lo; c < hi; c++ {
-				off := ((ch+c)*s.spatial + col) * es
+				off := s.off(ch+c, col) * es
 				decode(s.typ.DType, dst[c*ncol:(c+1)*ncol], b[off:off+ncol*es])
 			}
 		})
@@ -204,6 +210,13 @@ func (s *Surface) CopyRegion(dstCh, dstCol int, src *Surface, srcCh, srcCol, nch
 	if src == s {
 		return s.access(false, func(b []byte) { copyRegion(s, b, dstCh, dstCol, s, b, srcCh, srcCol, nch, ncol) })
 	}
+	if src.mem == s.mem { // two parts of one packed surface: through a buffer
+		tmp := make([]float32, nch*ncol)
+		if err := src.ReadRegion(srcCh, nch, srcCol, ncol, tmp); err != nil {
+			return err
+		}
+		return s.WriteRegion(dstCh, nch, dstCol, ncol, tmp, false)
+	}
 	var inner error
 	err := src.access(true, func(sb []byte) {
 		inner = s.access(false, func(db []byte) { copyRegion(s, db, dstCh, dstCol, src, sb, srcCh, srcCol, nch, ncol) })
@@ -220,8 +233,8 @@ func (s *Surface) CopyRegion(dstCh, dstCol int, src *Surface, srcCh, srcCol, nch
 // tensor reshaped on the way). Same dtype copies bytes; otherwise values are converted. src must be
 // another surface.
 func (s *Surface) CopyReshaped(dstCh, dstCol, rows int, src *Surface, srcCh, nch int) error {
-	if src == s {
-		return fmt.Errorf("surface %q: reshaped copy from itself: copy through a tensor", s.name)
+	if src == s || src.mem == s.mem {
+		return fmt.Errorf("surface %q: reshaped copy from %q, which shares its memory: copy through a tensor", s.name, src.name)
 	}
 	if err := src.checkChannels("reshaped copy source", srcCh, nch); err != nil {
 		return err
@@ -242,15 +255,23 @@ func (s *Surface) CopyReshaped(dstCh, dstCol, rows int, src *Surface, srcCh, nch
 			split(rows, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
 				var tmp [256]float32
 				for r := lo; r < hi; r++ {
-					do, so := ((dstCh+r)*s.spatial+dstCol)*des, (base+r*ncol)*ses
-					if s.typ.DType == src.typ.DType {
-						copy(db[do:do+ncol*des], sb[so:so+ncol*ses])
-						continue
-					}
-					for j0 := 0; j0 < ncol; j0 += len(tmp) {
-						m := min(len(tmp), ncol-j0)
-						decode(src.typ.DType, tmp[:m], sb[so+j0*ses:so+(j0+m)*ses])
-						encode(s.typ.DType, db[do+j0*des:do+(j0+m)*des], tmp[:m])
+					// Row r takes the source's values [k, k + ncol) in order, which may span several of
+					// its channels: one run per piece.
+					do := s.off(dstCh+r, dstCol) * des
+					for k, end := base+r*ncol, base+(r+1)*ncol; k < end; {
+						c, j := k/src.spatial, k%src.spatial
+						n := min(end-k, src.spatial-j)
+						so := src.off(c, j) * ses
+						if s.typ.DType == src.typ.DType {
+							copy(db[do:do+n*des], sb[so:so+n*ses])
+						} else {
+							for j0 := 0; j0 < n; j0 += len(tmp) {
+								m := min(len(tmp), n-j0)
+								decode(src.typ.DType, tmp[:m], sb[so+j0*ses:so+(j0+m)*ses])
+								encode(s.typ.DType, db[do+j0*des:do+(j0+m)*des], tmp[:m])
+							}
+						}
+						k, do = k+n, do+n*des
 					}
 				}
 			})
@@ -268,7 +289,7 @@ func copyRegion(d *Surface, db []byte, dstCh, dstCol int, s *Surface, sb []byte,
 		return
 	}
 	des, ses := d.ElemSize(), s.ElemSize()
-	rowOf := func(sf *Surface, es, ch, col int) int { return (ch*sf.spatial + col) * es }
+	rowOf := func(sf *Surface, es, ch, col int) int { return sf.off(ch, col) * es }
 	if d.typ.DType == s.typ.DType {
 		if &db[0] == &sb[0] && dstCh > srcCh {
 			// Same buffer, destination after source: copy rows back to front.
@@ -306,16 +327,23 @@ func copyRegion(d *Surface, db []byte, dstCh, dstCol int, s *Surface, sb []byte,
 	}
 }
 
-// WriteBytes copies src into the surface's bytes starting at byte offset off.
+// WriteBytes copies src into the surface's bytes starting at byte offset off. A view has no bytes of its
+// own: there it is an error.
 func (s *Surface) WriteBytes(off int, src []byte) error {
+	if s.parent != nil {
+		return s.viewBytesErr()
+	}
 	if off < 0 || off+len(src) > s.Bytes() {
 		return fmt.Errorf("surface %q: write of bytes [%d, %d) out of range [0, %d)", s.name, off, off+len(src), s.Bytes())
 	}
 	return s.access(false, func(b []byte) { copy(b[off:], src) })
 }
 
-// ReadBytes copies the surface's bytes starting at byte offset off into dst.
+// ReadBytes copies the surface's bytes starting at byte offset off into dst (not for a view).
 func (s *Surface) ReadBytes(off int, dst []byte) error {
+	if s.parent != nil {
+		return s.viewBytesErr()
+	}
 	if off < 0 || off+len(dst) > s.Bytes() {
 		return fmt.Errorf("surface %q: read of bytes [%d, %d) out of range [0, %d)", s.name, off, off+len(dst), s.Bytes())
 	}
@@ -325,6 +353,9 @@ func (s *Surface) ReadBytes(off int, dst []byte) error {
 // Access calls f with the surface's whole byte buffer between Lock and Unlock of its memory. The slice is
 // valid only during f; with readOnly, f must not write to it. An error from f is returned as is.
 func (s *Surface) Access(readOnly bool, f func(b []byte) error) error {
+	if s.parent != nil {
+		return s.viewBytesErr()
+	}
 	var ferr error
 	if err := s.access(readOnly, func(b []byte) { ferr = f(b) }); err != nil {
 		return err
@@ -332,8 +363,25 @@ func (s *Surface) Access(readOnly bool, f func(b []byte) error) error {
 	return ferr
 }
 
+// viewBytesErr is the error of a byte access to a view.
+func (s *Surface) viewBytesErr() error {
+	return fmt.Errorf("surface %q is a part of %q and has no bytes of its own: read and write it by channels, or use the packed surface", s.name, s.parent.name)
+}
+
 // Fill sets every element of the surface to v.
 func (s *Surface) Fill(v float32) error {
+	if !s.contiguous() {
+		vals := make([]float32, s.spatial)
+		for i := range vals {
+			vals[i] = v
+		}
+		for c := range s.channels {
+			if err := s.WriteRegion(c, 1, 0, s.spatial, vals, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	var tmp [256]float32
 	for i := range tmp {
 		tmp[i] = v
@@ -343,7 +391,7 @@ func (s *Surface) Fill(v float32) error {
 	return s.access(false, func(b []byte) {
 		for i := 0; i < n; i += len(tmp) {
 			m := min(len(tmp), n-i)
-			encode(s.typ.DType, b[i*es:(i+m)*es], tmp[:m])
+			encode(s.typ.DType, b[(s.base+i)*es:(s.base+i+m)*es], tmp[:m])
 		}
 	})
 }

@@ -126,9 +126,13 @@ func (bd *binding) wrapSurfaces() {
 
 // The members kernels and bindings share.
 var (
-	inputsMember  = fnDef{sig: "inputs", doc: "The input surfaces, in declaration order, a list."}
-	outputsMember = fnDef{sig: "outputs", doc: "The output surfaces, in return order, a list."}
+	inputsMember  = fnDef{sig: "inputs", doc: "The input surfaces, in declaration order, a list: one, the packed input, when compiling packed the program's inputs."}
+	outputsMember = fnDef{sig: "outputs", doc: "The output surfaces, in return order, a list: one, the packed output, when compiling packed the program's outputs."}
 	evalsMember   = fnDef{sig: "evals", doc: "The number of evals so far."}
+	inputMember   = fnDef{sig: "input(name)", doc: "The surface of the declared input called name. When the program declares several inputs, " +
+		"compiling packs them into one (under the strict rules; see mil.program.text) and this is a view of name's part of the packed surface: " +
+		"every surface method works on it, on that part alone, with the part's [C, S] as its shape. An unknown name is an error.", fn: bindingInput}
+	outputMember = fnDef{sig: "output(name)", doc: "The surface of the declared output called name: as input(name), for outputs.", fn: bindingOutput}
 )
 
 var kernelType = &typeDef{
@@ -136,7 +140,7 @@ var kernelType = &typeDef{
 	doc: "A compiled program (from ane.compile) with one surface per input and per output of main. bind() " +
 		"makes further sets of surfaces evaluated with the same compiled program, without compiling again.",
 	members: []fnDef{
-		inputsMember, outputsMember, evalsMember,
+		inputsMember, outputsMember, evalsMember, inputMember, outputMember,
 		{sig: "eval()", doc: "Runs the program once: reads the input surfaces, writes the output surfaces. A cancelled run stops it.", fn: bindingEval},
 		{sig: "bind()", doc: "A new binding: a full set of input and output surfaces of the program's types, read zero, evaluated " +
 			"with this compiled program (one request each on the ANE). The layers of a model share one kernel and keep their weights " +
@@ -151,7 +155,7 @@ var bindingType = &typeDef{
 		"everywhere a kernel's do; writing one binding's inputs changes no other binding's outputs. Evals of a kernel and its " +
 		"bindings take turns.",
 	members: []fnDef{
-		inputsMember, outputsMember, evalsMember,
+		inputsMember, outputsMember, evalsMember, inputMember, outputMember,
 		{sig: "eval()", doc: "Runs the kernel's program once on this binding: reads its input surfaces, writes its output surfaces.", fn: bindingEval},
 		{sig: "close()", doc: "Releases the binding and its surfaces: later evals, and reads and writes of its surfaces, are errors. The kernel and its other bindings are untouched; closing the kernel closes its bindings.", fn: bindingClose},
 	},
@@ -258,6 +262,27 @@ func bindingEval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	}
 	bd.evals++
 	return starlark.None, nil
+}
+
+func bindingInput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return bindingPart(b, args, kwargs, ane.Binding.Input)
+}
+
+func bindingOutput(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return bindingPart(b, args, kwargs, ane.Binding.Output)
+}
+
+func bindingPart(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, get func(ane.Binding, string) (*ane.Surface, error)) (starlark.Value, error) {
+	bd := recvBinding(b)
+	var name string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name); err != nil {
+		return nil, err
+	}
+	sf, err := get(bd.b, name)
+	if err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
+	return &surface{s: sf}, nil
 }
 
 func bindingClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

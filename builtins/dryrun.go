@@ -85,6 +85,16 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	if err := mil.CheckWeights(prog, w); err != nil {
 		return nil, nameErr(fn, err)
 	}
+	var layout *ane.Layout
+	if !s.cfg.Settings.Relaxed { // checked as it is compiled: packed
+		pp, pw, l, err := ane.Pack(prog, w)
+		switch {
+		case err == nil:
+			prog, w, layout = pp, pw, l
+		case ane.Eligible(prog).Err() == nil:
+			return nil, nameErr(fn, err)
+		} // else the declared ports break a rule already: their verdict is recorded as it is
+	}
 	main := prog.Main()
 	if main == nil {
 		return nil, nameErrf(fn, "the program has no func main")
@@ -119,7 +129,11 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	if stack := thread.CallStack(); len(stack) > 2 && stack[0].Name == "<toplevel>" {
 		c.From = stack[0].Pos.String()
 	}
-	k, err := newDryKernel(c.Pos, c.Inputs, c.Outputs)
+	dk, err := newDryKernel(c.Pos, c.Inputs, c.Outputs)
+	if err != nil {
+		return nil, nameErr(fn, err)
+	}
+	k, err := ane.WithLayout(dk, layout)
 	if err != nil {
 		return nil, nameErr(fn, err)
 	}
@@ -178,4 +192,14 @@ func (k *dryKernel) Bind() (ane.Binding, error) {
 // Eval is an error: a dry run checks programs and compiles nothing.
 func (k *dryKernel) Eval(context.Context) error {
 	return fmt.Errorf("dry run: the kernel compiled at %s was only checked; stop before evaluating kernels when process.dry_run is True", k.where)
+}
+
+// Input is the surface of the input called name.
+func (k *dryKernel) Input(name string) (*ane.Surface, error) {
+	return ane.SurfaceNamed(k.inputs, name, "input")
+}
+
+// Output is the surface of the output called name.
+func (k *dryKernel) Output(name string) (*ane.Surface, error) {
+	return ane.SurfaceNamed(k.outputs, name, "output")
 }

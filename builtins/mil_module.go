@@ -1,12 +1,15 @@
 package builtins
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/mil"
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 )
 
 func (s *session) milModule() *moduleDef {
@@ -17,21 +20,30 @@ func (s *session) milModule() *moduleDef {
 			"that makes it. Every op of the op table is a method of the builder, named after the op.",
 		fns: []fnDef{
 			{sig: "program()", doc: "A new, empty program builder with one function, main.", fn: s.milProgramNew},
-			{sig: "parse(text, filename = \"program.mil\")", doc: "Parses and checks MIL text (weights must be inline consts), giving a program that can be compiled.", fn: milParse},
+			{sig: "parse(text, filename = \"program.mil\")", doc: "Parses and checks MIL text (weights must be inline consts), giving a program that can be compiled.", fn: s.milParse},
 			{sig: "ops()", doc: "The names of the ops in the op table, sorted.", fn: milOps},
+			{sig: "grad(p, wrt, save = [], cotangents = None)", doc: "Reverse-mode differentiation of program p: a struct with forward and backward, two programs. " +
+				"forward is p with the vars named in save added as outputs (p itself when save is empty). backward's inputs are every input of p (same names), " +
+				"every saved var (same names) and d_O, of O's type, for each output O of p named in cotangents (default: every output; an output not named counts as zero); " +
+				"its outputs are d_W for each input W named in wrt, of W's type, in wrt's order. What is not saved is recomputed inside the backward from the inputs. " +
+				"The rules (one per op: " + strings.Join(mil.GradOps(), ", ") + ") emit only ops the ANE is known to run; any other op on the way from wrt to the " +
+				"outputs is an error naming it and the script line that built it.", fn: milGrad},
 		},
 	}
 }
 
 // milProgram is a program under construction, or a parsed one.
 type milProgram struct {
-	b      *mil.Builder      // nil for a parsed program
-	parsed *mil.Program      // set by mil.parse
-	inputs []*milVar         // declared inputs
-	outs   []*milVar         // declared outputs
-	sealed bool              // compiled: no more changes
-	where  map[string]string // op result name -> the script position ("file:line:col") of the call that built it
-	dry    bool              // built in a dry run: p.weight checks its tensor and writes zeros, not its values
+	b       *mil.Builder      // nil for a parsed program
+	parsed  *mil.Program      // set by mil.parse
+	inputs  []*milVar         // declared inputs
+	outs    []*milVar         // declared outputs
+	sealed  bool              // compiled: no more changes
+	where   map[string]string // op result name -> the script position ("file:line:col") of the call that built it
+	dry     bool              // built in a dry run: p.weight checks its tensor and writes zeros, not its values
+	pack    bool              // compiles packed (the strict rules): text() shows the packed program
+	label   string            // what made a program that has no builder: "parsed", "mil.grad forward", ...
+	weights mil.Weights       // the weight files of a program that has no builder
 }
 
 // milVar is a named, typed value of one program.
@@ -61,7 +73,7 @@ var programType = &typeDef{
 		{sig: "weight(name, t, dtype = \"fp16\", shape = None, transpose = False)", doc: "A const whose data, tensor t converted to dtype (fp16, bf16 or fp32), lives in the weight file @model_path/weights/NAME.bin; shape defaults to t's. With transpose, t must be 2-D [r, c] and the data is its transpose [c, r] (the default shape), written without a transposed copy of t: what a backward kernel's W^T needs. In a dry run (process.dry_run) t's size and the dtype are checked but its values are not encoded, so checking a large model costs little.", fn: progWeight},
 		{sig: "op(kind, name = \"\", **args)", doc: "Adds an op of any kind by name, as the op methods do.", fn: progOp},
 		{sig: "output(*vars)", doc: "Adds vars to main's results, in order.", fn: progOutput},
-		{sig: "text()", doc: "Checks the program and returns its MIL text.", fn: progText},
+		{sig: "text()", doc: "Checks the program and returns its MIL text: under the strict rules (no --relaxed) the program as it is compiled, its inputs and outputs packed into one each when it declares several.", fn: progText},
 		{sig: "save(dir)", doc: "Checks the program and writes it with its weights as a model directory: DIR/model.mil and the weight files under DIR/weights/, the layout the ANE backend stages; `anestar mil run DIR` runs it outside a script. A dry run has no weight values to write: there it is an error.", fn: progSave},
 	},
 }
@@ -81,7 +93,7 @@ var programMethods = newMethodSet(programType)
 
 func (p *milProgram) String() string {
 	if p.parsed != nil {
-		return "mil.program(parsed)"
+		return "mil.program(" + p.label + ")"
 	}
 	return "mil.program()"
 }
@@ -153,10 +165,10 @@ func (s *session) milProgramNew(_ *starlark.Thread, b *starlark.Builtin, args st
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
 		return nil, err
 	}
-	return &milProgram{b: mil.NewBuilder(), dry: s.cfg.DryRun}, nil
+	return &milProgram{b: mil.NewBuilder(), dry: s.cfg.DryRun, pack: !s.cfg.Settings.Relaxed}, nil
 }
 
-func milParse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func (s *session) milParse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var text string
 	filename := "program.mil"
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &text, "filename?", &filename); err != nil {
@@ -169,16 +181,29 @@ func milParse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	if err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
-	p := &milProgram{parsed: prog}
-	for _, f := range prog.Funcs {
-		if f.Name != "main" {
-			continue
-		}
+	return builtProgram(prog, nil, "parsed", !s.cfg.Settings.Relaxed), nil
+}
+
+// builtProgram wraps a program that has no builder (parsed, or made by mil.grad).
+func builtProgram(prog *mil.Program, w mil.Weights, label string, pack bool) *milProgram {
+	p := &milProgram{parsed: prog, weights: w, label: label, pack: pack}
+	if f := prog.Main(); f != nil {
 		for _, in := range f.Inputs {
 			p.inputs = append(p.inputs, &milVar{p: p, v: in})
 		}
+		types := map[string]*mil.Var{}
+		for _, op := range f.Ops {
+			for _, r := range op.Results {
+				types[r.Name] = r
+			}
+		}
+		for _, o := range f.Outputs {
+			if v := types[o.Name]; v != nil {
+				p.outs = append(p.outs, &milVar{p: p, v: v})
+			}
+		}
 	}
-	return p, nil
+	return p
 }
 
 func milOps(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -201,7 +226,7 @@ func milOps(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 func (p *milProgram) builder(fn string) (*mil.Builder, error) {
 	switch {
 	case p.b == nil:
-		return nil, nameErrf(fn, "a parsed program cannot be changed")
+		return nil, nameErrf(fn, "a %s program cannot be changed", p.label)
 	case p.sealed:
 		return nil, nameErrf(fn, "the program was compiled and cannot be changed; start a new mil.program()")
 	case p.b.Err() != nil:
@@ -226,7 +251,10 @@ func (p *milProgram) builderFor(fn, dtype string) (*mil.Builder, mil.DType, erro
 // build checks the program and returns it with its weights.
 func (p *milProgram) build(fn string) (*mil.Program, mil.Weights, error) {
 	if p.parsed != nil {
-		return p.parsed, mil.Weights{}, nil
+		if p.weights == nil {
+			return p.parsed, mil.Weights{}, nil
+		}
+		return p.parsed, p.weights, nil
 	}
 	prog, w, err := p.b.Build()
 	if err != nil {
@@ -518,9 +546,14 @@ func progText(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
 		return nil, err
 	}
-	prog, _, err := p.build(b.Name())
+	prog, w, err := p.build(b.Name())
 	if err != nil {
 		return nil, err
+	}
+	if p.pack {
+		if prog, _, _, err = ane.Pack(prog, w); err != nil {
+			return nil, nameErr(b.Name(), err)
+		}
 	}
 	return starlark.String(mil.Print(prog)), nil
 }
@@ -565,4 +598,68 @@ func opsReference(sb *strings.Builder) {
 		}
 		fmt.Fprintf(sb, "| `%s` | %s | %s |\n", d.Name, strings.Join(as, ", "), strings.ReplaceAll(d.Doc, "|", `\|`))
 	}
+}
+
+func milGrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var p *milProgram
+	var wrt, save *starlark.List
+	var cot starlark.Value = starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "p", &p, "wrt", &wrt, "save?", &save, "cotangents?", &cot); err != nil {
+		return nil, err
+	}
+	strs := func(what string, v starlark.Value) ([]string, error) {
+		if v == nil || v == starlark.None {
+			return nil, nil
+		}
+		it, ok := v.(starlark.Iterable)
+		if !ok {
+			return nil, nameErrf(b.Name(), "%s: got %s, want a list of names", what, v.Type())
+		}
+		out := []string{}
+		var x starlark.Value
+		iter := it.Iterate()
+		defer iter.Done()
+		for iter.Next(&x) {
+			n, ok := starlark.AsString(x)
+			if !ok {
+				return nil, nameErrf(b.Name(), "%s: got %s, want a name (a string)", what, x.Type())
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	}
+	var spec mil.GradSpec
+	var err error
+	if spec.Wrt, err = strs("wrt", wrt); err != nil {
+		return nil, err
+	}
+	if save != nil {
+		if spec.Save, err = strs("save", save); err != nil {
+			return nil, err
+		}
+	}
+	if spec.Cotangents, err = strs("cotangents", cot); err != nil {
+		return nil, err
+	}
+	prog, w, err := p.build(b.Name())
+	if err != nil {
+		return nil, err
+	}
+	g, err := mil.Grad(prog, w, spec)
+	if err != nil {
+		var me *mil.Error
+		if errors.As(err, &me) && me.Op != "" && p.where[me.Op] != "" {
+			return nil, nameErrf(b.Name(), "%w (op %q was built at %s)", err, me.Op, p.where[me.Op])
+		}
+		return nil, nameErr(b.Name(), err)
+	}
+	fwd := starlark.Value(p)
+	if g.Forward != prog {
+		fp := builtProgram(g.Forward, g.ForwardWeights, "mil.grad forward", p.pack)
+		fp.where, fp.dry = p.where, p.dry
+		fwd = fp
+	}
+	bp := builtProgram(g.Backward, g.BackwardWeights, "mil.grad backward", p.pack)
+	bp.where, bp.dry = p.where, p.dry
+	return starlarkstruct.FromStringDict(starlark.String("grad"), starlark.StringDict{"forward": fwd, "backward": bp}), nil
 }

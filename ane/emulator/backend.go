@@ -49,9 +49,9 @@ func (b *Backend) Compiles() int { return int(b.compiles.Load()) }
 // reach, which makes it the fair denominator for utilisation figures on the CPU.
 func (b *Backend) PeakFLOPS() float64 { return cpu.PeakFLOPS() }
 
-// Compile checks p, then, unless the backend is relaxed, refuses it as the ANE backend does when it
-// breaks a rule the hardware is known to have (ane.Eligible, the same message), so that what runs here
-// runs on the ANE. It resolves p's shapes, decodes its constant weights once, orders its ops and
+// Compile checks p, then, unless the backend is relaxed, packs its inputs and outputs into one each
+// (ane.CompilePacked) and refuses it as the ANE backend does when it breaks a rule the hardware is known
+// to have (ane.Eligible, the same message), so that what runs here runs on the ANE. It resolves p's shapes, decodes its constant weights once, orders its ops and
 // preallocates every intermediate buffer, sharing them with the backend's other kernels (scratch.go)
 // and reusing those of kernels closed since the last Eval (recycle.go). Its kernel's Eval allocates
 // nothing; the Evals of one backend's kernels take turns.
@@ -63,18 +63,29 @@ func (b *Backend) Compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	if err := mil.Check(p); err != nil {
 		return nil, fmt.Errorf("emulator: compile: %w", err)
 	}
-	if !b.opts.Relaxed {
-		if err := ane.Eligible(p).Err(); err != nil {
-			return nil, fmt.Errorf("emulator: compile: %w", err)
-		}
+	var k ane.Kernel
+	var err error
+	if b.opts.Relaxed { // the ports as declared
+		k, err = b.compile(p, w)
+	} else {
+		k, err = ane.CompilePacked(p, w, func(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
+			if err := ane.Eligible(p).Err(); err != nil {
+				return nil, err
+			}
+			return b.compile(p, w)
+		})
 	}
-	fn := p.Main()
-	if fn == nil {
-		return nil, fmt.Errorf("emulator: compile: program has no main function")
-	}
-	k, err := compileFunc(fn, w, b.opts, b.ar)
 	if err != nil {
 		return nil, fmt.Errorf("emulator: compile: %w", err)
 	}
 	return k, nil
+}
+
+// compile compiles a checked program with main's ports as it declares them.
+func (b *Backend) compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
+	fn := p.Main()
+	if fn == nil {
+		return nil, fmt.Errorf("program has no main function")
+	}
+	return compileFunc(fn, w, b.opts, b.ar)
 }

@@ -187,3 +187,13 @@ func (b *Binding) newSurface(rec *recycler, name string, t mil.Type) (*ane.Surfa
 	b.mems = append(b.mems, mem)
 	return s, nil
 }
+
+// Input is the surface of the input called name.
+func (b *Binding) Input(name string) (*ane.Surface, error) {
+	return ane.SurfaceNamed(b.ins, name, "input")
+}
+
+// Output is the surface of the output called name.
+func (b *Binding) Output(name string) (*ane.Surface, error) {
+	return ane.SurfaceNamed(b.outs, name, "output")
+}

@@ -43,17 +43,15 @@ func Open() (*Backend, error) {
 // Name returns "ane".
 func (b *Backend) Name() string { return Name }
 
-// Compile type-checks p, then builds, stages, compiles and loads it with its weight files, and prepares
+// Compile type-checks p, packs its inputs and outputs into one each (ane.CompilePacked), then builds, stages, compiles and loads it with its weight files, and prepares
 // its surfaces and request. Every call counts as one compile, success or failure.
 func (b *Backend) Compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	if b == nil || b.drv == nil {
 		return nil, errNoDriver
 	}
-	k, err := compile(b.drv, p, w)
-	if err != nil {
-		return nil, err
-	}
-	return k, nil
+	return ane.CompilePacked(p, w, func(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
+		return compile(b.drv, p, w)
+	})
 }
 
 // Compiles is the number of compiles this process has attempted on the ANE backend, through any

@@ -17,11 +17,11 @@ func TestBindSequence(t *testing.T) {
 	isolateCount(t)
 	d := newFakeDriver(t.TempDir())
 	be := &Backend{drv: d}
-	kern, err := be.Compile(testProgram(), testWeights())
+	kern, err := compile(be.drv, testProgram(), testWeights()) // the ports as declared: the driver sees two inputs
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := kern.(*Kernel)
+	k := kern
 	before := be.Compiles()
 	d.log = nil
 	var bs []*Binding
@@ -118,7 +118,7 @@ func TestBindFailure(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := newFakeDriver(t.TempDir())
-			kern, err := (&Backend{drv: d}).Compile(testProgram(), testWeights())
+			kern, err := compile(d, testProgram(), testWeights())
 			if err != nil {
 				t.Fatal(err)
 			}

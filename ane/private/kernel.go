@@ -180,3 +180,13 @@ func (k *Kernel) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Input is the surface of the input called name.
+func (b *Binding) Input(name string) (*ane.Surface, error) {
+	return ane.SurfaceNamed(b.inputs, name, "input")
+}
+
+// Output is the surface of the output called name.
+func (b *Binding) Output(name string) (*ane.Surface, error) {
+	return ane.SurfaceNamed(b.outputs, name, "output")
+}

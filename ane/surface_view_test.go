@@ -1,0 +1,128 @@
+package ane
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/anestar/anestar/mil"
+)
+
+// TestViewOps: every surface method on a view does on the parent's window what the region methods do
+// on the parent, and touches nothing outside the window; byte accesses are refused.
+func TestViewOps(t *testing.T) {
+	for _, dt := range []mil.DType{mil.FP16, mil.FP32} {
+		parent, err := NewHeapSurface("packed", mil.Tensor(dt, 1, 6, 1, 40))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := NewView(parent, "part", []int{1, 3, 1, 16}, 2, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Channels() != 3 || v.Spatial() != 16 || v.Parent() != parent {
+			t.Fatalf("view is %dx%d", v.Channels(), v.Spatial())
+		}
+		all := func() []float32 {
+			b := make([]float32, 6*40)
+			if err := parent.ReadChannels(0, 6, b); err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		vals := func(n int, base float32) []float32 {
+			out := make([]float32, n)
+			for i := range out {
+				out[i] = base + float32(i)
+			}
+			return out
+		}
+		outside := func(before, after []float32) {
+			t.Helper()
+			for c := range 6 {
+				for j := range 40 {
+					in := c >= 2 && c < 5 && j >= 8 && j < 24
+					if !in && before[c*40+j] != after[c*40+j] {
+						t.Fatalf("%s: [%d, %d] outside the window changed", dt, c, j)
+					}
+				}
+			}
+		}
+		before := all()
+		if err := v.WriteChannels(1, 2, vals(32, 1)); err != nil {
+			t.Fatal(err)
+		}
+		after := all()
+		outside(before, after)
+		want := make([]float32, 32)
+		if err := parent.ReadRegion(3, 2, 8, 16, want); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(want, vals(32, 1)) {
+			t.Errorf("%s: WriteChannels on the view wrote %v", dt, want)
+		}
+		got := make([]float32, 32)
+		if err := v.ReadChannels(1, 2, got); err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: ReadChannels %v, %v", dt, got, err)
+		}
+		// A transposed region write and a region read.
+		if err := v.WriteRegion(0, 3, 4, 2, vals(6, 50), true); err != nil {
+			t.Fatal(err)
+		}
+		reg := make([]float32, 6)
+		if err := parent.ReadRegion(2, 3, 12, 2, reg); err != nil || !slices.Equal(reg, []float32{50, 53, 51, 54, 52, 55}) {
+			t.Errorf("%s: transposed region %v, %v", dt, reg, err)
+		}
+		if err := v.ReadRegion(0, 3, 4, 2, reg); err != nil || !slices.Equal(reg, []float32{50, 53, 51, 54, 52, 55}) {
+			t.Errorf("%s: view's region read %v, %v", dt, reg, err)
+		}
+		// Fill, then a copy from the view into another surface, and back.
+		before = all()
+		if err := v.Fill(9); err != nil {
+			t.Fatal(err)
+		}
+		outside(before, all())
+		other, _ := NewHeapSurface("o", mil.Tensor(mil.FP32, 1, 3, 1, 16))
+		if err := other.CopyChannels(0, v, 0, 3); err != nil {
+			t.Fatal(err)
+		}
+		o := make([]float32, 48)
+		if err := other.ReadChannels(0, 3, o); err != nil || slices.ContainsFunc(o, func(x float32) bool { return x != 9 }) {
+			t.Errorf("%s: copy from the view %v, %v", dt, o, err)
+		}
+		if err := other.WriteChannels(0, 3, vals(48, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.CopyRegion(0, 0, other, 0, 0, 3, 16); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.ReadChannels(0, 3, o); err != nil || !slices.Equal(o, vals(48, 0)) {
+			t.Errorf("%s: copy into the view %v, %v", dt, o, err)
+		}
+		// A reshaped copy out of the view: its values in order, across its channels.
+		flat, _ := NewHeapSurface("f", mil.Tensor(mil.FP32, 1, 2, 1, 24))
+		if err := flat.CopyReshaped(0, 0, 2, v, 0, 3); err != nil {
+			t.Fatal(err)
+		}
+		f := make([]float32, 48)
+		if err := flat.ReadChannels(0, 2, f); err != nil || !slices.Equal(f, vals(48, 0)) {
+			t.Errorf("%s: reshaped copy from the view %v, %v", dt, f, err)
+		}
+		// Two parts of one surface copy through a buffer.
+		w, _ := NewView(parent, "part2", []int{1, 3, 1, 16}, 0, 24)
+		if err := w.CopyChannels(0, v, 0, 3); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.ReadChannels(0, 3, o); err != nil || !slices.Equal(o, vals(48, 0)) {
+			t.Errorf("%s: copy between parts %v, %v", dt, o, err)
+		}
+		if err := v.WriteBytes(0, []byte{1}); err == nil {
+			t.Errorf("%s: a byte write to a view: no error", dt)
+		}
+		if err := v.WriteChannels(2, 2, vals(32, 0)); err == nil {
+			t.Errorf("%s: a write past the view's channels: no error", dt)
+		}
+		if _, err := NewView(parent, "big", []int{1, 3, 1, 40}, 0, 8); err == nil {
+			t.Errorf("%s: a view past the parent's columns: no error", dt)
+		}
+	}
+}
