@@ -22,10 +22,11 @@ func (s *session) milModule() *moduleDef {
 			{sig: "program()", doc: "A new, empty program builder with one function, main.", fn: s.milProgramNew},
 			{sig: "parse(text, filename = \"program.mil\")", doc: "Parses and checks MIL text (weights must be inline consts), giving a program that can be compiled.", fn: s.milParse},
 			{sig: "ops()", doc: "The names of the ops in the op table, sorted.", fn: milOps},
-			{sig: "grad(p, wrt, save = [], cotangents = None)", doc: "Reverse-mode differentiation of program p: a struct with forward and backward, two programs. " +
+			{sig: "grad(p, wrt, save = [], cotangents = None, vars = [])", doc: "Reverse-mode differentiation of program p: a struct with forward and backward, two programs. " +
 				"forward is p with the vars named in save added as outputs (p itself when save is empty). backward's inputs are every input of p (same names), " +
 				"every saved var (same names) and d_O, of O's type, for each output O of p named in cotangents (default: every output; an output not named counts as zero); " +
-				"its outputs are d_W for each input W named in wrt, of W's type, in wrt's order. What is not saved is recomputed inside the backward from the inputs. " +
+				"its outputs are d_W for each input W named in wrt, of W's type, in wrt's order, then d_V for each op result V named in vars " +
+				"(its cotangent: what the host needs to form a weight's gradient itself, e.g. the rows of a projection). What is not saved is recomputed inside the backward from the inputs. " +
 				"The rules (one per op: " + strings.Join(mil.GradOps(), ", ") + ") emit only ops the ANE is known to run; any other op on the way from wrt to the " +
 				"outputs is an error naming it and the script line that built it.", fn: milGrad},
 		},
@@ -604,7 +605,8 @@ func milGrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	var p *milProgram
 	var wrt, save *starlark.List
 	var cot starlark.Value = starlark.None
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "p", &p, "wrt", &wrt, "save?", &save, "cotangents?", &cot); err != nil {
+	var vars *starlark.List
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "p", &p, "wrt", &wrt, "save?", &save, "cotangents?", &cot, "vars?", &vars); err != nil {
 		return nil, err
 	}
 	strs := func(what string, v starlark.Value) ([]string, error) {
@@ -640,6 +642,11 @@ func milGrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	}
 	if spec.Cotangents, err = strs("cotangents", cot); err != nil {
 		return nil, err
+	}
+	if vars != nil {
+		if spec.Vars, err = strs("vars", vars); err != nil {
+			return nil, err
+		}
 	}
 	prog, w, err := p.build(b.Name())
 	if err != nil {

@@ -17,6 +17,7 @@ type GradSpec struct {
 	Wrt        []string // inputs of main to differentiate with respect to; the backward outputs d_NAME of each, in order
 	Save       []string // vars the forward outputs so that the backward takes them instead of recomputing them
 	Cotangents []string // outputs of main that get a cotangent input d_NAME; nil means every output
+	Vars       []string // vars of main (op results) whose cotangents the backward outputs too, as d_NAME after the wrt ones
 }
 
 // Gradient is a forward program and the backward program Grad derived from it.
@@ -40,7 +41,7 @@ func Grad(p *Program, w Weights, spec GradSpec) (*Gradient, error) {
 	g := &grader{
 		src: main, w: w, consts: main.Consts(),
 		def: map[string]*Op{}, types: map[string]Type{}, names: map[string]bool{},
-		have: map[string]*Var{}, adj: map[string][]*Var{}, active: map[string]bool{},
+		have: map[string]*Var{}, adj: map[string][]*Var{}, active: map[string]bool{}, pieces: map[string][]piece{},
 		b: NewBuilder(), copied: map[string]bool{},
 	}
 	for _, in := range main.Inputs {
@@ -76,15 +77,16 @@ type grader struct {
 	src     *Func
 	w       Weights
 	consts  Consts
-	def     map[string]*Op    // forward var -> the op defining it (inputs have none)
-	types   map[string]Type   // forward var -> its type
-	names   map[string]bool   // every forward name, which generated names avoid
-	b       *Builder          // the backward
-	have    map[string]*Var   // forward var -> its value in the backward (input, saved or replayed)
-	adj     map[string][]*Var // forward var -> the contributions to its cotangent
-	active  map[string]bool   // forward vars that depend on a wrt input
-	copied  map[string]bool   // weight files copied into the backward
-	n       int               // counter for generated names
+	def     map[string]*Op     // forward var -> the op defining it (inputs have none)
+	types   map[string]Type    // forward var -> its type
+	names   map[string]bool    // every forward name, which generated names avoid
+	b       *Builder           // the backward
+	have    map[string]*Var    // forward var -> its value in the backward (input, saved or replayed)
+	adj     map[string][]*Var  // forward var -> the contributions to its cotangent
+	active  map[string]bool    // forward vars that depend on a wrt input
+	pieces  map[string][]piece // forward var -> cotangents of slices of it along one axis, not yet padded
+	copied  map[string]bool    // weight files copied into the backward
+	n       int                // counter for generated names
 	renames map[string]string
 }
 
@@ -147,6 +149,15 @@ func (g *grader) backward(spec GradSpec) error {
 			return &Error{Msg: fmt.Sprintf("mil.grad: wrt names %q twice", x)}
 		}
 		g.active[x] = true
+	}
+	for i, v := range spec.Vars {
+		op := g.def[v]
+		switch {
+		case op == nil || op.Kind == "const":
+			return &Error{Msg: fmt.Sprintf("mil.grad: vars names %q, which is not an op result of the program (inputs go in wrt)", v)}
+		case slices.Contains(spec.Vars[:i], v) || slices.Contains(spec.Wrt, v):
+			return &Error{Msg: fmt.Sprintf("mil.grad: %q is asked for twice", v)}
+		}
 	}
 	for _, op := range g.src.Ops {
 		if op.Kind == "const" {
@@ -212,7 +223,7 @@ func (g *grader) backward(spec GradSpec) error {
 		}
 		var pending bool
 		for _, r := range op.Results {
-			pending = pending || len(g.adj[r.Name]) > 0
+			pending = pending || g.hasCot(r.Name)
 		}
 		if !pending {
 			continue
@@ -230,17 +241,21 @@ func (g *grader) backward(spec GradSpec) error {
 			return g.opErr(op, err)
 		}
 	}
-	// Outputs d_W, named after the inputs.
+	// Outputs d_W, named after the inputs, then d_V of the vars asked for.
 	g.renames = map[string]string{}
 	used := map[string]bool{}
 	var res []*Var
-	for _, x := range spec.Wrt {
+	for _, x := range append(slices.Clone(spec.Wrt), spec.Vars...) {
 		name := "d_" + x
 		if err := reserved(name); err != nil {
 			return err
 		}
-		if len(g.adj[x]) == 0 {
-			return &Error{Msg: fmt.Sprintf("mil.grad: %s does not reach any output given a cotangent, so %s would be zero: leave %s out of wrt", x, name, x)}
+		if !g.hasCot(x) {
+			what := "wrt"
+			if !slices.Contains(spec.Wrt, x) {
+				what = "vars"
+			}
+			return &Error{Msg: fmt.Sprintf("mil.grad: %s does not reach any output given a cotangent, or depends on no wrt input, so %s would be zero: leave %s out of %s", x, name, x, what)}
 		}
 		v, err := g.sum(x)
 		if err == nil {
@@ -398,8 +413,102 @@ func (g *grader) contribute(name string, v *Var) {
 	}
 }
 
+// piece is the cotangent of a slice of a var that cuts one axis: v covers [start, start + v's extent).
+type piece struct {
+	v     *Var
+	axis  int
+	start int
+}
+
+// hasCot reports whether forward var name has a cotangent.
+func (g *grader) hasCot(name string) bool { return len(g.adj[name]) > 0 || len(g.pieces[name]) > 0 }
+
+// joinPieces turns the slice cotangents of name into contributions: one concat when they are its only
+// ones and cut one axis without overlap (the q, k, v rows of one product), zeros filling any gap; else
+// each padded with zeros to name's shape.
+func (g *grader) joinPieces(name string) error {
+	ps := g.pieces[name]
+	delete(g.pieces, name)
+	if len(ps) == 0 {
+		return nil
+	}
+	shape := g.types[name].Shape
+	slices.SortStableFunc(ps, func(a, b piece) int { return a.start - b.start })
+	tiles := len(g.adj[name]) == 0
+	for i, p := range ps {
+		tiles = tiles && p.axis == ps[0].axis && (i == 0 || p.start >= ps[i-1].start+ps[i-1].v.Type.Shape[p.axis])
+	}
+	if !tiles {
+		for _, p := range ps {
+			v, err := g.pad(p.v, p.axis, p.start, shape[p.axis])
+			if err != nil {
+				return err
+			}
+			g.adj[name] = append(g.adj[name], v)
+		}
+		return nil
+	}
+	axis := ps[0].axis
+	var vals []*Var
+	at := 0
+	gap := func(n int) error {
+		if n == 0 {
+			return nil
+		}
+		zs := slices.Clone(ps[0].v.Type.Shape)
+		zs[axis] = n
+		z, err := g.tensorConst("zeros", ps[0].v.Type.DType, zs, 0)
+		vals = append(vals, z)
+		return err
+	}
+	for _, p := range ps {
+		if err := gap(p.start - at); err != nil {
+			return err
+		}
+		vals = append(vals, p.v)
+		at = p.start + p.v.Type.Shape[axis]
+	}
+	if err := gap(shape[axis] - at); err != nil {
+		return err
+	}
+	if len(vals) == 1 {
+		g.adj[name] = []*Var{vals[0]}
+		return nil
+	}
+	v, err := g.op("concat", "d_"+name, Args{"values": vals, "axis": axis, "interleave": false})
+	g.adj[name] = []*Var{v}
+	return err
+}
+
+// pad returns v, the cotangent of [start, start + v's extent) along axis of a dim of n, padded with
+// zeros to n.
+func (g *grader) pad(v *Var, axis, start, n int) (*Var, error) {
+	vals := []*Var{}
+	for _, k := range []int{start, -1, n - start - v.Type.Shape[axis]} {
+		switch {
+		case k == -1:
+			vals = append(vals, v)
+		case k > 0:
+			zs := slices.Clone(v.Type.Shape)
+			zs[axis] = k
+			z, err := g.tensorConst("zeros", v.Type.DType, zs, 0)
+			if err != nil {
+				return nil, err
+			}
+			vals = append(vals, z)
+		}
+	}
+	if len(vals) == 1 {
+		return v, nil
+	}
+	return g.op("concat", "dslice", Args{"values": vals, "axis": axis, "interleave": false})
+}
+
 // sum returns the cotangent of forward var name: its contributions added up.
 func (g *grader) sum(name string) (*Var, error) {
+	if err := g.joinPieces(name); err != nil {
+		return nil, err
+	}
 	cs := g.adj[name]
 	if len(cs) == 0 {
 		return nil, fmt.Errorf("no cotangent for %s", name)

@@ -384,7 +384,9 @@ func gradTranspose(g *grader, op *Op, ct *Var) error {
 	return nil
 }
 
-// gradSliceBySize: the cotangent padded with zeros back to x's shape, one concat per dim cut.
+// gradSliceBySize: a slice that cuts one axis gives a piece, joined with its siblings when the var's
+// cotangent is summed (joinPieces); one that cuts several is padded with zeros back to x's shape, one
+// concat per axis cut.
 func gradSliceBySize(g *grader, op *Op, ct *Var) error {
 	x := argName(op, "x")
 	xs := g.types[x].Shape
@@ -403,31 +405,26 @@ func gradSliceBySize(g *grader, op *Op, ct *Var) error {
 	if ct, err = g.full(ct, extent); err != nil {
 		return err
 	}
-	cur := slices.Clone(extent)
+	var cut []int
 	for d := range xs {
-		before, after := start[d], xs[d]-start[d]-extent[d]
-		if before == 0 && after == 0 {
-			continue
+		if extent[d] != xs[d] {
+			cut = append(cut, d)
 		}
-		vals := []*Var{}
-		for _, n := range []int{before, -1, after} {
-			switch {
-			case n == -1:
-				vals = append(vals, ct)
-			case n > 0:
-				zs := slices.Clone(cur)
-				zs[d] = n
-				z, err := g.tensorConst("zeros", ct.Type.DType, zs, 0)
-				if err != nil {
-					return err
-				}
-				vals = append(vals, z)
-			}
-		}
-		if ct, err = g.op("concat", "dslice", Args{"values": vals, "axis": d, "interleave": false}); err != nil {
+	}
+	switch {
+	case !g.active[x]:
+		return nil
+	case len(cut) == 0:
+		g.contribute(x, ct)
+		return nil
+	case len(cut) == 1:
+		g.pieces[x] = append(g.pieces[x], piece{v: ct, axis: cut[0], start: start[cut[0]]})
+		return nil
+	}
+	for _, d := range cut {
+		if ct, err = g.pad(ct, d, start[d], xs[d]); err != nil {
 			return err
 		}
-		cur[d] = xs[d]
 	}
 	g.contribute(x, ct)
 	return nil

@@ -228,6 +228,18 @@ func TestGradRules(t *testing.T) {
 			c := b.Concat("c", 3, false, in["x"], b.Mul("yy", in["y"], in["y"]), in["x"])
 			return b.Mul("z", c, c)
 		}},
+		{name: "slices that tile", inputs: sq, build: func(b *mil.Builder, in map[string]*mil.Var) *mil.Var {
+			h := b.Mul("h", in["x"], in["x"])
+			top := b.SliceBySize("top", h, []int{0, 0, 0, 0}, []int{1, 1, 1, 8})
+			rest := b.SliceBySize("rest", h, []int{0, 1, 0, 0}, []int{1, 3, 1, 8})
+			return b.Concat("z", 1, false, b.Sigmoid("st", top), b.Mul("rr", rest, rest))
+		}},
+		{name: "slices that overlap", inputs: sq, build: func(b *mil.Builder, in map[string]*mil.Var) *mil.Var {
+			h := b.Mul("h", in["x"], in["x"])
+			lo := b.SliceBySize("lo", h, []int{0, 0, 0, 0}, []int{1, 3, 1, 8})
+			hi := b.SliceBySize("hi", h, []int{0, 1, 0, 0}, []int{1, 3, 1, 8})
+			return b.Mul("z", b.Sigmoid("sl", lo), hi)
+		}},
 		{name: "cast", inputs: sq, tol: 2e-2, build: func(b *mil.Builder, in map[string]*mil.Var) *mil.Var {
 			h := b.Cast("h", in["x"], "fp16")
 			return b.Cast("z", b.Mul("hh", h, h), "fp32")
@@ -413,4 +425,66 @@ func TestGradEligible(t *testing.T) {
 	if t.Failed() {
 		t.Logf("%s", mil.Print(gr.Backward))
 	}
+}
+
+// TestGradVars: the backward outputs the cotangents of named intermediates too, and joins the
+// cotangents of slices that tile a var with one concat (no adds).
+func TestGradVars(t *testing.T) {
+	b := mil.NewBuilder()
+	x := b.Input("x", mil.Tensor(mil.FP32, 1, 6, 1, 8))
+	w := b.Input("w", mil.Tensor(mil.FP32, 1, 1, 6, 6))
+	qkv := b.Reshape("qkv", b.Matmul("qm", w, b.Reshape("xm", x, []int{1, 1, 6, 8}), false, false), []int{1, 6, 1, 8})
+	q := b.SliceBySize("q", qkv, []int{0, 0, 0, 0}, []int{1, 2, 1, 8})
+	k := b.SliceBySize("k", qkv, []int{0, 2, 0, 0}, []int{1, 2, 1, 8})
+	v := b.SliceBySize("v", qkv, []int{0, 4, 0, 0}, []int{1, 2, 1, 8})
+	b.Output(b.Mul("y", b.Sigmoid("s", b.Mul("qk", q, k)), v))
+	p, ws, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, err := mil.Grad(p, ws, mil.GradSpec{Wrt: []string{"x"}, Vars: []string{"qkv"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := mil.Print(gr.Backward)
+	if got := strings.Join(outputNames(gr.Backward), " "); got != "d_x d_qkv" {
+		t.Errorf("outputs %q, want d_x d_qkv", got)
+	}
+	if n := strings.Count(text, " = concat("); n != 1 || strings.Contains(text, " = add(") {
+		t.Errorf("the three slices' cotangents are not joined by one concat (%d concats):\n%s", n, text)
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	xv, wv, dy := randVals(r, 48, -1, 1), randVals(r, 36, -1, 1), randVals(r, 16, -1, 1)
+	out := evalProgram(t, fp32Backend(), gr.Backward, gr.BackwardWeights, map[string][]float32{"x": xv, "w": wv, "d_y": dy})
+	// The host's d_qkv from the forward's values.
+	fw := make([]float64, 48)
+	for i := range 6 {
+		for j := range 8 {
+			for c := range 6 {
+				fw[i*8+j] += float64(wv[i*6+c]) * float64(xv[c*8+j])
+			}
+		}
+	}
+	for j := range 8 {
+		qv, kv, vv := fw[j], fw[16+j], fw[32+j]
+		s := 1 / (1 + math.Exp(-qv*kv))
+		g := float64(dy[j])
+		ds := g * vv * s * (1 - s)
+		for i, want := range []float64{ds * kv, ds * qv, g * s} {
+			if got := float64(out["d_qkv"][2*8*i+j]); math.Abs(got-want) > 1e-5 {
+				t.Errorf("d_qkv row %d col %d = %g, want %g", 2*i, j, got, want)
+			}
+		}
+	}
+	if _, err := mil.Grad(p, ws, mil.GradSpec{Wrt: []string{"x"}, Vars: []string{"w"}}); err == nil || !strings.Contains(err.Error(), "not an op result") {
+		t.Errorf("an input in vars: %v", err)
+	}
+}
+
+func outputNames(p *mil.Program) []string {
+	var s []string
+	for _, o := range p.Main().Outputs {
+		s = append(s, o.Name)
+	}
+	return s
 }
