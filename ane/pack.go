@@ -28,6 +28,8 @@ type Part struct {
 	Type    mil.Type // its declared type
 	Channel int      // first channel of its window
 	Column  int      // first column of its window
+	Flat    int      // for a part with more channels than the packed surface: the width of the block of all
+	// its rows that its values fill in row-major order (NewFlatView); 0 for a window
 }
 
 // Port is one packed input or output and the parts it holds.
@@ -122,9 +124,7 @@ func Pack(p *mil.Program, w mil.Weights) (*mil.Program, mil.Weights, *Layout, er
 		}
 	}
 	fn.Ops = append(fn.Ops, tail...)
-	if len(main.Outputs) > 1 {
-		fn.Outputs = []mil.Ref{{Name: l.Out.Name}}
-	}
+	fn.Outputs = []mil.Ref{{Name: l.Out.Name}}
 	q := *p
 	q.Funcs = slices.Clone(p.Funcs)
 	for i, f := range q.Funcs {
@@ -264,6 +264,67 @@ func (pk *packer) cast(fn *mil.Func, name, from string, t mil.Type, dt mil.DType
 	pk.op(fn, "cast", name, mil.Tensor(dt, t.Shape...), "x", from, "dtype", d)
 }
 
+// inputLayout places the input parts: it tries each part's channel count as the packed one, stacking
+// the parts with fewer channels in blocks of one width and flattening those with more (when their
+// values fill whole rows), and keeps the smallest packed surface (on a tie, the most channels: the
+// fewest parts flattened). It returns the channels, the parts and the columns used.
+func inputLayout(ins []*mil.Var) (int, []Part, int) {
+	best, bestParts, bestCols := 0, []Part(nil), 0
+	for _, cand := range ins {
+		c := cand.Type.Shape[1]
+		var keys, sizes, flat []int
+		ok := true
+		for _, v := range ins {
+			ci, si := partCS(v.Type)
+			switch {
+			case ci <= c:
+				keys, sizes, flat = append(keys, si), append(sizes, ci), append(flat, 0)
+			case ci*si%c == 0: // flattened: a block of its own, all c rows
+				keys, sizes, flat = append(keys, ci*si/c), append(sizes, c), append(flat, ci*si/c)
+			default:
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		// Flattened parts need blocks of their own: give them keys no window shares.
+		sh := shelveApart(keys, sizes, flat, c)
+		area, bestArea := c*alignWidth(sh.total), best*alignWidth(bestCols)
+		if bestParts != nil && (area > bestArea || area == bestArea && c <= best) {
+			continue
+		}
+		best, bestCols, bestParts = c, sh.total, nil
+		for i, v := range ins {
+			bestParts = append(bestParts, Part{Name: v.Name, Type: v.Type, Channel: sh.at[i], Column: sh.start[sh.shelf[i]], Flat: flat[i]})
+		}
+	}
+	return best, bestParts, bestCols
+}
+
+// shelveApart is shelve with the items whose apart entry is non-zero each on a shelf of its own.
+func shelveApart(keys, sizes, apart []int, room int) shelving {
+	var sh shelving
+	for i, k := range keys {
+		s := -1
+		for j := range sh.key {
+			if apart[i] == 0 && !sh.alone[j] && sh.key[j] == k && sh.used[j]+sizes[i] <= room {
+				s = j
+				break
+			}
+		}
+		if s < 0 {
+			s = len(sh.key)
+			sh.key, sh.used, sh.start = append(sh.key, k), append(sh.used, 0), append(sh.start, sh.total)
+			sh.alone = append(sh.alone, apart[i] != 0)
+			sh.total += k
+		}
+		sh.shelf, sh.at = append(sh.shelf, s), append(sh.at, sh.used[s])
+		sh.used[s] += sizes[i]
+	}
+	return sh
+}
+
 // packInputs packs ins into one input of fn and adds the ops that take each part out of it, under the
 // part's own name.
 func (pk *packer) packInputs(fn *mil.Func, ins []*mil.Var) (Port, error) {
@@ -276,20 +337,7 @@ func (pk *packer) packInputs(fn *mil.Func, ins []*mil.Var) (Port, error) {
 			return Port{}, err
 		}
 	}
-	c := 0
-	for _, v := range ins {
-		c = max(c, v.Type.Shape[1])
-	}
-	widths, chans := make([]int, len(ins)), make([]int, len(ins))
-	for i, v := range ins {
-		chans[i], widths[i] = partCS(v.Type)
-	}
-	sh := shelve(widths, chans, c)
-	var parts []Part
-	for i, v := range ins {
-		parts = append(parts, Part{Name: v.Name, Type: v.Type, Channel: sh.at[i], Column: sh.start[sh.shelf[i]]})
-	}
-	cols := sh.total
+	c, parts, cols := inputLayout(ins)
 	dt := packedDType(ins)
 	port := Port{Name: pk.fresh("packed_input"), Type: mil.Tensor(dt, 1, c, 1, alignWidth(cols)), Parts: parts}
 	fn.Inputs = []*mil.Var{{Name: port.Name, Type: port.Type}}
@@ -325,6 +373,9 @@ func (pk *packer) packInputs(fn *mil.Func, ins []*mil.Var) (Port, error) {
 		begin := pk.constant(fn, name+"_begin", mil.IntsValue(0, pt.Channel, 0, pt.Column))
 		ci, si := partCS(pt.Type)
 		flat := []int{1, ci, 1, si}
+		if pt.Flat > 0 {
+			flat = []int{1, c, 1, pt.Flat}
+		}
 		sliced := name
 		if !slices.Equal(flat, pt.Type.Shape) {
 			sliced = pk.fresh(name + "_flat")
@@ -472,32 +523,16 @@ func argRef(op *mil.Op, name string) string {
 // along one axis, e.g. an input block's width) and a size along the other, and goes on the first shelf
 // of its key with room left, else on a new one.
 type shelving struct {
-	shelf, at []int // per item: its shelf and its offset on the shelf
-	key, used []int // per shelf: its key and the room its items take
-	start     []int // per shelf: its offset, the keys of the shelves before it added up
-	total     int   // all shelves' keys added up
+	shelf, at []int  // per item: its shelf and its offset on the shelf
+	key, used []int  // per shelf: its key and the room its items take
+	start     []int  // per shelf: its offset, the keys of the shelves before it added up
+	alone     []bool // per shelf: it holds one item that shares with none (shelveApart)
+	total     int    // all shelves' keys added up
 }
 
 // shelve places items of keys and sizes on shelves of room each.
 func shelve(keys, sizes []int, room int) shelving {
-	var sh shelving
-	for i, k := range keys {
-		s := -1
-		for j := range sh.key {
-			if sh.key[j] == k && sh.used[j]+sizes[i] <= room {
-				s = j
-				break
-			}
-		}
-		if s < 0 {
-			s = len(sh.key)
-			sh.key, sh.used, sh.start = append(sh.key, k), append(sh.used, 0), append(sh.start, sh.total)
-			sh.total += k
-		}
-		sh.shelf, sh.at = append(sh.shelf, s), append(sh.at, sh.used[s])
-		sh.used[s] += sizes[i]
-	}
-	return sh
+	return shelveApart(keys, sizes, make([]int, len(keys)), room)
 }
 
 func (pk *packer) concat(fn *mil.Func, name string, values []string, axis int, t mil.Type) {

@@ -79,11 +79,14 @@ func (pb *packedBinding) views(b Binding) error {
 		}
 		s := side.surfs[0]
 		for _, pt := range side.port.Parts {
-			if len(side.port.Parts) == 1 {
+			if side.port.Name == pt.Name { // the port as declared
 				side.into[pt.Name] = s
 				continue
 			}
 			v, err := NewView(s, pt.Name, pt.Type.Shape, pt.Channel, pt.Column)
+			if pt.Flat > 0 {
+				v, err = NewFlatView(s, pt.Name, pt.Type.Shape, 0, pt.Column, s.Channels(), pt.Flat)
+			}
 			if err != nil {
 				return err
 			}

@@ -14,7 +14,8 @@ import (
 
 // packTestProgram has three inputs of two widths and dtypes and three outputs of two widths, channel
 // counts and dtypes: a [1,8,1,32] fp32, b and c [1,4,1,16] (fp32, fp16); y [1,8,1,32] fp32, z [1,4,1,16]
-// fp32, u [1,4,1,16] fp16. b and c share one input block; z and u one output band.
+// fp32, u [1,4,1,16] fp16. The smallest packed input has 4 channels, a flattened into 64 columns of
+// them; z and u share one output band.
 func packTestProgram(t *testing.T) (*mil.Program, mil.Weights) {
 	b := mil.NewBuilder()
 	a := b.Cast("ah", b.Input("a", mil.Tensor(mil.FP32, 1, 8, 1, 32)), "fp16")
@@ -35,32 +36,65 @@ func packTestProgram(t *testing.T) (*mil.Program, mil.Weights) {
 	return p, ws
 }
 
-// TestPackLayout: the layout is computed from the declarations, and the packed program is eligible.
-func TestPackLayout(t *testing.T) {
-	p, w := packTestProgram(t)
-	pp, _, l, err := ane.Pack(p, w)
+// stackTestProgram has x [1,8,1,32] and k, v [1,4,1,32] (fp16), which pack into 8 channels with k over v
+// in one block (as small as flattening x into 4 channels, and flattening nothing), and outputs x*x and
+// k*v.
+func stackTestProgram(t *testing.T) (*mil.Program, mil.Weights) {
+	b := mil.NewBuilder()
+	x := b.Input("x", mil.Tensor(mil.FP16, 1, 8, 1, 32))
+	k := b.Input("k", mil.Tensor(mil.FP16, 1, 4, 1, 32))
+	v := b.Input("v", mil.Tensor(mil.FP16, 1, 4, 1, 32))
+	w := make([]float32, 64)
+	for i := range 8 {
+		w[i*9] = 1
+	}
+	b.Output(b.Conv("xx", b.Mul("x2", x, x), b.Weight("w", mil.FP16, []int{8, 8, 1, 1}, w), nil), b.Mul("kv", k, v))
+	p, ws, err := b.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := l.In.Type.String(); got != "tensor<fp32, [1, 8, 1, 64]>" {
-		t.Errorf("packed input %s, want [1, 8, 1, 64] fp32 (a, then b over c in a 16-wide block)", got)
-	}
-	if got := l.Out.Type.String(); got != "tensor<fp32, [1, 12, 1, 32]>" {
-		t.Errorf("packed output %s, want [1, 12, 1, 32] fp32 (y, then z beside u)", got)
-	}
-	want := map[string][2]int{"a": {0, 0}, "b": {0, 32}, "c": {4, 32}, "y": {0, 0}, "z": {8, 0}, "u": {8, 16}}
-	for _, pt := range append(slices.Clone(l.In.Parts), l.Out.Parts...) {
-		if at := [2]int{pt.Channel, pt.Column}; at != want[pt.Name] {
-			t.Errorf("part %s at channel, column %v, want %v", pt.Name, at, want[pt.Name])
+	return p, ws
+}
+
+// TestPackLayout: the layout is computed from the declarations, and the packed program is eligible.
+func TestPackLayout(t *testing.T) {
+	for _, c := range []struct {
+		build    func(*testing.T) (*mil.Program, mil.Weights)
+		in, out  string
+		at, flat map[string][2]int
+	}{
+		{packTestProgram, "tensor<fp32, [1, 4, 1, 96]>", "tensor<fp32, [1, 12, 1, 32]>",
+			map[string][2]int{"a": {0, 0}, "b": {0, 64}, "c": {0, 80}, "y": {0, 0}, "z": {8, 0}, "u": {8, 16}}, map[string][2]int{"a": {64}}},
+		{stackTestProgram, "tensor<fp16, [1, 8, 1, 64]>", "tensor<fp16, [1, 12, 1, 32]>",
+			map[string][2]int{"x": {0, 0}, "k": {0, 32}, "v": {4, 32}, "xx": {0, 0}, "kv": {8, 0}}, nil},
+	} {
+		p, w := c.build(t)
+		pp, _, l, err := ane.Pack(p, w)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, f := range ane.Eligible(pp).Findings {
-		if f.Support != ane.Proven {
-			t.Errorf("packed program: %s", f)
+		if got := l.In.Type.String(); got != c.in {
+			t.Errorf("packed input %s, want %s", got, c.in)
 		}
-	}
-	if t.Failed() {
-		t.Log(mil.Print(pp))
+		if got := l.Out.Type.String(); got != c.out {
+			t.Errorf("packed output %s, want %s", got, c.out)
+		}
+		for _, pt := range append(slices.Clone(l.In.Parts), l.Out.Parts...) {
+			if at := [2]int{pt.Channel, pt.Column}; at != c.at[pt.Name] {
+				t.Errorf("part %s at channel, column %v, want %v", pt.Name, at, c.at[pt.Name])
+			}
+			if pt.Flat != c.flat[pt.Name][0] {
+				t.Errorf("part %s flattened into %d columns, want %d", pt.Name, pt.Flat, c.flat[pt.Name][0])
+			}
+		}
+		for _, f := range ane.Eligible(pp).Findings {
+			if f.Support != ane.Proven {
+				t.Errorf("packed program: %s", f)
+			}
+		}
+		if t.Failed() {
+			t.Fatal(mil.Print(pp))
+		}
 	}
 }
 
@@ -68,7 +102,12 @@ func TestPackLayout(t *testing.T) {
 // with its ports as declared (the emulator in relaxed mode), in each binding; a part's writes stay in
 // its window.
 func TestPackedRunsAsDeclared(t *testing.T) {
-	p, w := packTestProgram(t)
+	packedRunsAsDeclared(t, stackTestProgram, []string{"x", "k", "v"}, []string{"xx", "kv"})
+	packedRunsAsDeclared(t, packTestProgram, []string{"a", "b", "c"}, []string{"y", "z", "u"})
+}
+
+func packedRunsAsDeclared(t *testing.T, build func(*testing.T) (*mil.Program, mil.Weights), ins, outs []string) {
+	p, w := build(t)
 	strict, err := emulator.New(emulator.Options{}).Compile(p, w)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +127,7 @@ func TestPackedRunsAsDeclared(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, bd := range []ane.Binding{strict, other} {
-		for _, name := range []string{"a", "b", "c"} {
+		for _, name := range ins {
 			ps, err := bd.Input(name)
 			if err != nil {
 				t.Fatal(err)
@@ -117,7 +156,7 @@ func TestPackedRunsAsDeclared(t *testing.T) {
 		if err := declared.Eval(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"y", "z", "u"} {
+		for _, name := range outs {
 			ps, _ := bd.Output(name)
 			ds, _ := declared.Output(name)
 			got, want := make([]float32, ps.Channels()*ps.Spatial()), make([]float32, ds.Channels()*ds.Spatial())
@@ -132,30 +171,35 @@ func TestPackedRunsAsDeclared(t *testing.T) {
 			}
 		}
 	}
-	// A part's write touches its window alone.
-	in := strict.Inputs()[0]
-	before := make([]float32, in.Channels()*in.Spatial())
-	if err := in.ReadChannels(0, in.Channels(), before); err != nil {
+	// A part's write touches its window alone: the other parts read what they did.
+	last := ins[len(ins)-1]
+	before := map[string][]float32{}
+	read := func(name string) []float32 {
+		ps, _ := strict.Input(name)
+		v := make([]float32, ps.Channels()*ps.Spatial())
+		if err := ps.ReadChannels(0, ps.Channels(), v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, n := range ins {
+		before[n] = read(n)
+	}
+	lp, _ := strict.Input(last)
+	if err := lp.Fill(7); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := strict.Input("c")
-	if err := c.Fill(7); err != nil {
-		t.Fatal(err)
-	}
-	after := make([]float32, len(before))
-	if err := in.ReadChannels(0, in.Channels(), after); err != nil {
-		t.Fatal(err)
-	}
-	for ch := range in.Channels() {
-		for col := range in.Spatial() {
-			i := ch*in.Spatial() + col
-			inC := ch >= 4 && ch < 8 && col >= 32 && col < 48
-			if inC && after[i] != 7 || !inC && after[i] != before[i] {
-				t.Fatalf("after filling part c: packed [%d, %d] = %g (was %g)", ch, col, after[i], before[i])
+	for _, n := range ins {
+		got := read(n)
+		if n == last {
+			if slices.ContainsFunc(got, func(x float32) bool { return x != 7 }) {
+				t.Errorf("part %s after Fill(7): %v", n, got)
 			}
+		} else if !slices.Equal(got, before[n]) {
+			t.Errorf("filling part %s changed part %s", last, n)
 		}
 	}
-	if _, err := strict.Input("nope"); err == nil || !strings.Contains(err.Error(), "a, b, c") {
+	if _, err := strict.Input("nope"); err == nil || !strings.Contains(err.Error(), strings.Join(ins, ", ")) {
 		t.Errorf("unknown part: %v", err)
 	}
 	if _, err := strict.Output("a"); err == nil {

@@ -34,6 +34,7 @@ type Surface struct {
 	pitch    int      // elements from one channel's start to the next's: spatial, or the parent's for a view
 	base     int      // element offset of channel 0, column 0 in mem: 0 but for a view
 	parent   *Surface // the packed surface a view is part of; nil for a whole surface
+	flat     int      // a flattened view's block width (surface_flat.go); 0 otherwise
 }
 
 // NewSurface wraps mem as the surface of tensor type t. mem must hold exactly the tensor's bytes.
@@ -110,7 +111,7 @@ func (s *Surface) memBytes() int {
 func (s *Surface) off(ch, col int) int { return s.base + ch*s.pitch + col }
 
 // contiguous reports whether the surface's channels follow each other in memory without a gap.
-func (s *Surface) contiguous() bool { return s.pitch == s.spatial }
+func (s *Surface) contiguous() bool { return s.pitch == s.spatial && s.flat == 0 }
 
 // NewView returns the part of the packed [1, C, 1, W] surface parent that holds a [1, channels, 1,
 // spatial] tensor called name in channels [channel, channel + channels) and columns [column, column +

@@ -100,6 +100,9 @@ func (s *Surface) WriteChannels(from, n int, src []float32) error {
 	if len(src) != n*s.spatial {
 		return fmt.Errorf("surface %q: write of %d channels x %d needs %d values, got %d", s.name, n, s.spatial, n*s.spatial, len(src))
 	}
+	if s.flat > 0 {
+		return s.writeLinear(from*s.spatial, src)
+	}
 	if !s.contiguous() {
 		return s.WriteRegion(from, n, 0, s.spatial, src, false)
 	}
@@ -117,6 +120,9 @@ func (s *Surface) ReadChannels(from, n int, dst []float32) error {
 	}
 	if len(dst) != n*s.spatial {
 		return fmt.Errorf("surface %q: read of %d channels x %d needs room for %d values, got %d", s.name, n, s.spatial, n*s.spatial, len(dst))
+	}
+	if s.flat > 0 {
+		return s.readLinear(from*s.spatial, dst)
 	}
 	if !s.contiguous() {
 		return s.ReadRegion(from, n, 0, s.spatial, dst)
@@ -138,6 +144,9 @@ func (s *Surface) WriteRegion(ch, nch, col, ncol int, src []float32, transposed 
 	}
 	if len(src) != nch*ncol {
 		return fmt.Errorf("surface %q: write of region %dx%d needs %d values, got %d", s.name, nch, ncol, nch*ncol, len(src))
+	}
+	if s.flat > 0 {
+		return s.flatWriteRegion(ch, nch, col, ncol, src, transposed)
 	}
 	es := s.ElemSize()
 	return s.access(false, func(b []byte) {
@@ -177,6 +186,9 @@ func (s *Surface) ReadRegion(ch, nch, col, ncol int, dst []float32) error {
 	if len(dst) != nch*ncol {
 		return fmt.Errorf("surface %q: read of region %dx%d needs room for %d values, got %d", s.name, nch, ncol, nch*ncol, len(dst))
 	}
+	if s.flat > 0 {
+		return s.flatReadRegion(ch, nch, col, ncol, dst)
+	}
 	es := s.ElemSize()
 	return s.access(true, func(b []byte) {
 		split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
@@ -210,12 +222,8 @@ func (s *Surface) CopyRegion(dstCh, dstCol int, src *Surface, srcCh, srcCol, nch
 	if src == s {
 		return s.access(false, func(b []byte) { copyRegion(s, b, dstCh, dstCol, s, b, srcCh, srcCol, nch, ncol) })
 	}
-	if src.mem == s.mem { // two parts of one packed surface: through a buffer
-		tmp := make([]float32, nch*ncol)
-		if err := src.ReadRegion(srcCh, nch, srcCol, ncol, tmp); err != nil {
-			return err
-		}
-		return s.WriteRegion(dstCh, nch, dstCol, ncol, tmp, false)
+	if src.mem == s.mem || s.flat > 0 || src.flat > 0 { // parts of one packed surface, or a flattened part
+		return s.copyThrough(dstCh, dstCol, src, srcCh, srcCol, nch, ncol)
 	}
 	var inner error
 	err := src.access(true, func(sb []byte) {
@@ -246,6 +254,13 @@ func (s *Surface) CopyReshaped(dstCh, dstCol, rows int, src *Surface, srcCh, nch
 	ncol := n / rows
 	if err := s.checkRegion("reshaped copy destination", dstCh, rows, dstCol, ncol); err != nil {
 		return err
+	}
+	if s.flat > 0 || src.flat > 0 { // through a buffer
+		tmp := make([]float32, n)
+		if err := src.ReadChannels(srcCh, nch, tmp); err != nil {
+			return err
+		}
+		return s.WriteRegion(dstCh, rows, dstCol, ncol, tmp, false)
 	}
 	var inner error
 	err := src.access(true, func(sb []byte) {

@@ -126,3 +126,76 @@ func TestViewOps(t *testing.T) {
 		}
 	}
 }
+
+// TestFlatView: a part flattened into a block of the packed surface's rows reads and writes its values in
+// the block's row-major order, copies whole channels to and from other surfaces run by run, and leaves
+// the rest of the surface alone.
+func TestFlatView(t *testing.T) {
+	for _, dt := range []mil.DType{mil.FP16, mil.FP32} {
+		parent, _ := NewHeapSurface("packed", mil.Tensor(dt, 1, 4, 1, 40))
+		// An [8, 6] part in rows [0, 4) x columns [10, 22): 48 values, 12 per row.
+		v, err := NewFlatView(parent, "h", []int{1, 8, 1, 6}, 0, 10, 4, 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := make([]float32, 48)
+		for i := range vals {
+			vals[i] = float32(i + 1)
+		}
+		if err := v.WriteChannels(0, 8, vals); err != nil {
+			t.Fatal(err)
+		}
+		all := make([]float32, 160)
+		if err := parent.ReadChannels(0, 4, all); err != nil {
+			t.Fatal(err)
+		}
+		for r := range 4 {
+			for c := range 40 {
+				want := float32(0)
+				if c >= 10 && c < 22 {
+					want = float32(r*12 + c - 10 + 1)
+				}
+				if all[r*40+c] != want {
+					t.Fatalf("%s: packed [%d, %d] = %g, want %g", dt, r, c, all[r*40+c], want)
+				}
+			}
+		}
+		reg := make([]float32, 6)
+		if err := v.ReadRegion(1, 3, 2, 2, reg); err != nil || !slices.Equal(reg, []float32{9, 10, 15, 16, 21, 22}) {
+			t.Errorf("%s: region of the flattened part %v, %v", dt, reg, err)
+		}
+		// Whole channels to and from a surface of the part's shape, both ways.
+		other, _ := NewHeapSurface("o", mil.Tensor(mil.FP32, 1, 8, 1, 6))
+		if err := other.CopyChannels(0, v, 0, 8); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, 48)
+		if err := other.ReadChannels(0, 8, got); err != nil || !slices.Equal(got, vals) {
+			t.Errorf("%s: copy out of the flattened part %v, %v", dt, got, err)
+		}
+		for i := range got {
+			got[i] = -got[i]
+		}
+		other.WriteChannels(0, 8, got)
+		if err := v.CopyChannels(2, other, 2, 3); err != nil {
+			t.Fatal(err)
+		}
+		back := make([]float32, 48)
+		v.ReadChannels(0, 8, back)
+		for i := range back {
+			want := vals[i]
+			if i >= 12 && i < 30 {
+				want = -vals[i]
+			}
+			if back[i] != want {
+				t.Fatalf("%s: after copying channels 2-4 in: [%d] = %g, want %g", dt, i, back[i], want)
+			}
+		}
+		if err := v.WriteRegion(0, 2, 0, 6, vals[:12], true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewFlatView(parent, "big", []int{1, 8, 1, 6}, 0, 30, 4, 12); err == nil {
+			t.Errorf("%s: a flattened part past the columns: no error", dt)
+		}
+	}
+}

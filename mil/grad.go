@@ -41,7 +41,7 @@ func Grad(p *Program, w Weights, spec GradSpec) (*Gradient, error) {
 	g := &grader{
 		src: main, w: w, consts: main.Consts(),
 		def: map[string]*Op{}, types: map[string]Type{}, names: map[string]bool{},
-		have: map[string]*Var{}, adj: map[string][]*Var{}, active: map[string]bool{}, pieces: map[string][]piece{},
+		have: map[string]*Var{}, adj: map[string][]*Var{}, active: map[string]bool{}, pieces: map[string][]piece{}, views: map[string]string{},
 		b: NewBuilder(), copied: map[string]bool{},
 	}
 	for _, in := range main.Inputs {
@@ -55,6 +55,13 @@ func Grad(p *Program, w Weights, spec GradSpec) (*Gradient, error) {
 	fwd, err := g.forward(p, spec.Save)
 	if err != nil {
 		return nil, err
+	}
+	for _, sv := range spec.Save {
+		if op := g.def[sv]; op.Kind == "reshape" {
+			if x := argName(op, "x"); x != "" && !slices.Contains(spec.Save, x) && g.def[x] != nil {
+				g.views[x] = sv // e.g. softmax probabilities saved flattened to travel as rows
+			}
+		}
 	}
 	if err := g.backward(spec); err != nil {
 		return nil, err
@@ -85,6 +92,7 @@ type grader struct {
 	adj     map[string][]*Var  // forward var -> the contributions to its cotangent
 	active  map[string]bool    // forward vars that depend on a wrt input
 	pieces  map[string][]piece // forward var -> cotangents of slices of it along one axis, not yet padded
+	views   map[string]string  // forward var -> a saved var that is a reshape of it: the var is that reshaped back
 	copied  map[string]bool    // weight files copied into the backward
 	n       int                // counter for generated names
 	renames map[string]string
@@ -319,6 +327,18 @@ func (g *grader) val(name string) (*Var, error) {
 	op := g.def[name]
 	if op == nil {
 		return nil, &Error{Msg: fmt.Sprintf("mil.grad: %q is not a var of the program", name)}
+	}
+	if sv := g.views[name]; sv != "" {
+		shape, err := g.b.addConst(g.fresh("shape"), IntsValue(g.types[name].Shape...))
+		if err != nil {
+			return nil, err
+		}
+		rs, err := g.b.Op("reshape", name, Args{"x": g.have[sv], "shape": shape})
+		if err != nil {
+			return nil, err
+		}
+		g.have[name] = rs[0]
+		return rs[0], nil
 	}
 	if op.Kind == "const" {
 		val := op.Attr("val").Value

@@ -501,18 +501,16 @@ func gradMatmul(g *grader, op *Op, ct *Var) error {
 	if err != nil {
 		return err
 	}
-	xv, _, err := g.arg(op, "x")
-	if err != nil {
-		return err
-	}
-	yv, _, err := g.arg(op, "y")
-	if err != nil {
-		return err
-	}
+	// Each cotangent needs the other operand only: fetch (or replay) just that one, so that nothing
+	// the backward computes goes unused.
 	mm := func(a, b *Var, ta, tb bool) (*Var, error) {
 		return g.op("matmul", "dmm", Args{"x": a, "y": b, "transpose_x": ta, "transpose_y": tb})
 	}
 	if ax {
+		yv, _, err := g.arg(op, "y")
+		if err != nil {
+			return err
+		}
 		var d *Var
 		switch {
 		case !tx && !ty:
@@ -532,6 +530,10 @@ func gradMatmul(g *grader, op *Op, ct *Var) error {
 		}
 	}
 	if ay {
+		xv, _, err := g.arg(op, "x")
+		if err != nil {
+			return err
+		}
 		var d *Var
 		switch {
 		case !tx && !ty:

@@ -319,6 +319,14 @@ func TestGradSaveAndCotangents(t *testing.T) {
 	if got := strings.Join(inputNames(saved.Backward), " "); got != "x s d_y" {
 		t.Errorf("backward inputs %q, want x s d_y", got)
 	}
+	// A saved reshape of a value stands in for it: the value is not recomputed.
+	flat, err := mil.Grad(p2(t), nil, mil.GradSpec{Wrt: []string{"x"}, Save: []string{"sf"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(mil.Print(flat.Backward), "softmax(") {
+		t.Errorf("the backward recomputes the softmax whose reshape was saved:\n%s", mil.Print(flat.Backward))
+	}
 	if strings.Contains(mil.Print(saved.Backward), "sigmoid(") {
 		t.Errorf("the backward recomputes the saved sigmoid:\n%s", mil.Print(saved.Backward))
 	}
@@ -396,8 +404,8 @@ func TestGradErrors(t *testing.T) {
 	}
 }
 
-// TestGradEligible: the backward of an ANE-style forward (fp32 I/O cast to fp16 at once, proven ops)
-// uses proven ops only and leaves no result unused.
+// TestGradEligible: the backward of an ANE-style forward (fp32 I/O cast to fp16 at once, proven ops),
+// packed as compiling packs it, uses proven ops only and leaves no result unused.
 func TestGradEligible(t *testing.T) {
 	b := mil.NewBuilder()
 	x := b.Input("x", mil.Tensor(mil.FP32, 1, 8, 1, 32))
@@ -413,17 +421,40 @@ func TestGradEligible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, err := mil.Grad(p, ws, mil.GradSpec{Wrt: []string{"x", "w"}})
+	// A bare product: each operand's cotangent needs only the other, and replaying the one not needed
+	// would leave dead code.
+	b = mil.NewBuilder()
+	x = b.Input("x", mil.Tensor(mil.FP32, 1, 32, 1, 32))
+	w = b.Input("w", mil.Tensor(mil.FP32, 1, 32, 1, 32))
+	xm := b.Reshape("xm", b.Cast("xh", x, "fp16"), []int{1, 1, 32, 32})
+	wm := b.Reshape("wm", b.Cast("wh", w, "fp16"), []int{1, 1, 32, 32})
+	b.Output(b.Cast("y32", b.Reshape("yr", b.Matmul("h", wm, xm, true, false), []int{1, 32, 1, 32}), "fp32"))
+	bare, bw, err := b.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range ane.Eligible(gr.Backward).Findings {
-		if f.Support != ane.Proven && f.Rule != ane.RuleSingleIO {
-			t.Errorf("backward: %s (%s)", f, f.Rule)
+	// With one of the operands left out of wrt, nothing is computed for it (dead code is a finding).
+	for i, wrt := range [][]string{{"x", "w"}, {"x"}, {"w"}, {"x"}, {"w"}} {
+		p, ws := p, ws
+		if i >= 3 {
+			p, ws = bare, bw
 		}
-	}
-	if t.Failed() {
-		t.Logf("%s", mil.Print(gr.Backward))
+		gr, err := mil.Grad(p, ws, mil.GradSpec{Wrt: wrt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		packed, _, _, err := ane.Pack(gr.Backward, gr.BackwardWeights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ane.Eligible(packed).Findings {
+			if f.Support != ane.Proven {
+				t.Errorf("wrt %v: backward: %s (%s)", wrt, f, f.Rule)
+			}
+		}
+		if t.Failed() {
+			t.Fatalf("%s", mil.Print(gr.Backward))
+		}
 	}
 }
 
@@ -487,4 +518,17 @@ func outputNames(p *mil.Program) []string {
 		s = append(s, o.Name)
 	}
 	return s
+}
+
+// p2 is x [1, 2, 4, 8] -> softmax over the last axis, reshaped to [1, 8, 1, 8] (sf), times x reshaped.
+func p2(t *testing.T) *mil.Program {
+	b := mil.NewBuilder()
+	x := b.Input("x", mil.Tensor(mil.FP32, 1, 2, 4, 8))
+	sf := b.Reshape("sf", b.Softmax("sm", x, -1), []int{1, 8, 1, 8})
+	b.Output(b.Mul("y", sf, b.Reshape("xr", x, []int{1, 8, 1, 8})))
+	p, _, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -1,0 +1,138 @@
+package ane
+
+import (
+	"fmt"
+
+	"github.com/anestar/anestar/mil"
+)
+
+// Flattened views. A part with more channels than its packed surface has (the FFN's [2*hidden, N]
+// beside [dim, ...] parts) is laid out flattened: its values in row-major order fill a block of the
+// packed surface's rows row after row, w columns each, as reshape reads them inside the program. Its
+// view keeps the part's own [C, S] shape; its methods go through the element runs of that layout,
+// slower than a window's rows but touching only the block.
+
+// NewFlatView returns the view of a [1, C, H, W] part called name laid out flattened in rows
+// [channel, channel + rows) x columns [column, column + width) of parent, rows*width = C*H*W.
+func NewFlatView(parent *Surface, name string, shape []int, channel, column, rows, width int) (*Surface, error) {
+	if parent.parent != nil {
+		return nil, fmt.Errorf("surface %q: a view of a view", name)
+	}
+	t := mil.Tensor(parent.typ.DType, shape...)
+	v := &Surface{name: name, typ: t, mem: parent.mem, pitch: parent.pitch, parent: parent, flat: width}
+	v.channels, v.spatial = channelSplit(shape)
+	if width <= 0 || rows*width != v.channels*v.spatial || channel < 0 || column < 0 || channel+rows > parent.channels || column+width > parent.spatial {
+		return nil, fmt.Errorf("surface %q: %d values flattened into [%d, %d) x [%d, %d) of %q (%d x %d): does not fit", name,
+			v.channels*v.spatial, channel, channel+rows, column, column+width, parent.name, parent.channels, parent.spatial)
+	}
+	v.base = parent.off(channel, column)
+	return v, nil
+}
+
+// runs calls fn for each run of consecutive memory elements holding the surface's elements [k, k+n)
+// in row-major order: mem the run's element offset in memory, i its first element's index in [0, n),
+// m its length.
+func (s *Surface) runs(k, n int, fn func(mem, i, m int)) {
+	row := s.spatial // elements per memory row
+	if s.flat > 0 {
+		row = s.flat
+	}
+	for i := 0; i < n; {
+		r, c := (k+i)/row, (k+i)%row
+		m := min(n-i, row-c)
+		fn(s.base+r*s.pitch+c, i, m)
+		i += m
+	}
+}
+
+// writeLinear stores src at the surface's elements [k, k+len(src)) in row-major order.
+func (s *Surface) writeLinear(k int, src []float32) error {
+	es := s.ElemSize()
+	return s.access(false, func(b []byte) {
+		s.runs(k, len(src), func(mem, i, m int) { encode(s.typ.DType, b[mem*es:(mem+m)*es], src[i:i+m]) })
+	})
+}
+
+// readLinear loads the surface's elements [k, k+len(dst)) in row-major order into dst.
+func (s *Surface) readLinear(k int, dst []float32) error {
+	es := s.ElemSize()
+	return s.access(true, func(b []byte) {
+		s.runs(k, len(dst), func(mem, i, m int) { decode(s.typ.DType, dst[i:i+m], b[mem*es:(mem+m)*es]) })
+	})
+}
+
+// flatWriteRegion is WriteRegion on a flattened view: one linear write per channel of the region.
+func (s *Surface) flatWriteRegion(ch, nch, col, ncol int, src []float32, transposed bool) error {
+	row := src
+	if transposed {
+		row = make([]float32, ncol)
+	}
+	for c := range nch {
+		if transposed {
+			for j := range ncol {
+				row[j] = src[j*nch+c]
+			}
+		} else {
+			row = src[c*ncol : (c+1)*ncol]
+		}
+		if err := s.writeLinear((ch+c)*s.spatial+col, row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flatReadRegion is ReadRegion on a flattened view.
+func (s *Surface) flatReadRegion(ch, nch, col, ncol int, dst []float32) error {
+	for c := range nch {
+		if err := s.readLinear((ch+c)*s.spatial+col, dst[c*ncol:(c+1)*ncol]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyThrough copies a region between surfaces of which one is a flattened view (or which share their
+// memory): whole channels of distinct memories run by run, anything else through a buffer.
+func (s *Surface) copyThrough(dstCh, dstCol int, src *Surface, srcCh, srcCol, nch, ncol int) error {
+	if src.mem != s.mem && dstCol == 0 && srcCol == 0 && ncol == s.spatial && ncol == src.spatial {
+		return s.copyLinear(dstCh*s.spatial, src, srcCh*src.spatial, nch*ncol)
+	}
+	tmp := make([]float32, nch*ncol)
+	if err := src.ReadRegion(srcCh, nch, srcCol, ncol, tmp); err != nil {
+		return err
+	}
+	return s.WriteRegion(dstCh, nch, dstCol, ncol, tmp, false)
+}
+
+// copyLinear copies src's elements [sk, sk+n) into s's [dk, dk+n), both in row-major order, run by run
+// (bytes where the dtypes agree, converted through a small buffer where not). The memories differ.
+func (s *Surface) copyLinear(dk int, src *Surface, sk, n int) error {
+	des, ses := s.ElemSize(), src.ElemSize()
+	var inner error
+	err := src.access(true, func(sb []byte) {
+		inner = s.access(false, func(db []byte) {
+			split(n, ioGrain, func(lo, hi int) { // large copies spread over par's helpers
+				var tmp [256]float32
+				s.runs(dk+lo, hi-lo, func(dm, i, m int) {
+					src.runs(sk+lo+i, m, func(sm, _, k int) {
+						if s.typ.DType == src.typ.DType {
+							copy(db[dm*des:(dm+k)*des], sb[sm*ses:(sm+k)*ses])
+						} else {
+							for j := 0; j < k; j += len(tmp) {
+								q := min(len(tmp), k-j)
+								decode(src.typ.DType, tmp[:q], sb[(sm+j)*ses:(sm+j+q)*ses])
+								encode(s.typ.DType, db[(dm+j)*des:(dm+j+q)*des], tmp[:q])
+							}
+						}
+						dm += k
+					})
+				})
+			})
+		})
+	})
+	if inner != nil {
+		return inner
+	}
+	return err
+}
