@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -155,5 +156,37 @@ func compareRel(t *testing.T, what string, got, want []float32, tol float64) {
 	if !(dmax <= tol*wmax) {
 		t.Errorf("%s: max difference %.3g at %d (got %g, want %g) is %.3g of the largest magnitude %.3g, bound %g",
 			what, dmax, at, got[at], want[at], dmax/wmax, wmax, tol)
+	}
+}
+
+// TestLMVariantsAgainstPyTorch runs the variants of docs/model-variants.md on their PyTorch references
+// (testdata/lm_ref/gen.py VARIANT: the same tokens and weights, float64 autograd): the loss and every
+// parameter's gradient, in both numerics and within TestLMAgainstPyTorch's tolerances.
+func TestLMVariantsAgainstPyTorch(t *testing.T) {
+	for _, variant := range []string{"qk_norm", "parallel"} {
+		for _, c := range []struct {
+			mode  emulator.Numerics
+			scale string
+			tol   lmTol
+		}{
+			{emulator.FP32, "1.0", lmTol{loss: 1e-4, grad: 1e-5}},
+			{emulator.FP16, "1024.0", lmTol{loss: 1e-4, grad: 1e-2}},
+		} {
+			t.Run(fmt.Sprintf("%s/numerics%d", variant, c.mode), func(t *testing.T) {
+				res := runLMRef(t, c.mode, map[string]string{"loss_scale": c.scale, variant: "True", "steps": "1"})
+				ref := func(name string) []float32 {
+					return readNpy(t, filepath.Join("testdata", "lm_ref", variant, name+".npy"))
+				}
+				loss, _ := starlark.AsFloat(res.Globals["loss"])
+				compareRel(t, "loss", []float32{float32(loss)}, ref("loss"), c.tol.loss)
+				grads := tensorDict(t, res, "grads")
+				if len(grads) != 2+2*9 {
+					t.Fatalf("%d gradients, want 20", len(grads))
+				}
+				for k, g := range grads {
+					compareRel(t, "gradient of "+k, g.Data(), ref("g_"+k), c.tol.grad)
+				}
+			})
+		}
 	}
 }

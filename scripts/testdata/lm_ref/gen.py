@@ -13,6 +13,12 @@ before its update: betas 0.9/0.95, eps 1e-8, weight decay on matrices only, glob
 cosine to min_lr), and final_<name>.npy (weights after the steps) is not written: the curve checks them.
 
   /usr/bin/python3 scripts/testdata/lm_ref/gen.py scripts/testdata/lm_ref
+
+With a variant of docs/model-variants.md as the second argument (qk_norm: q and k RMS-normalised per head,
+no gain, eps 1e-5, before RoPE; parallel: x + attn(h) + ffn(h) with h = rmsnorm(x, rms1), rms2 unused) it
+writes only loss.npy and g_<name>.npy (rms2's zero in a parallel block) of the same tokens and weights:
+
+  /usr/bin/python3 scripts/testdata/lm_ref/gen.py scripts/testdata/lm_ref/qk_norm qk_norm
 """
 import math, os, sys
 
@@ -29,6 +35,10 @@ KV = KV_HEADS * HD
 
 def rmsnorm(x, w):  # x [..., dim]
     return x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-5) * w
+
+
+def headnorm(x):  # x [T, heads, HD]: RMS per head, no gain
+    return x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-5)
 
 
 def rotate(x):  # x [T, heads, HD]; pairs (2i, 2i+1) rotate by t * theta^(-2i/HD)
@@ -50,18 +60,22 @@ def forward(W, ids):  # ids [T] -> logits [T, VOCAB]
     for l in range(LAYERS):
         p = lambda n: W["L%d.%s" % (l, n)]
         h = rmsnorm(x, p("rms1"))
-        q = rotate((h @ p("wq").T).view(T, HEADS, HD))
-        k = rotate((h @ p("wk").T).view(T, KV_HEADS, HD))
+        q, k = (h @ p("wq").T).view(T, HEADS, HD), (h @ p("wk").T).view(T, KV_HEADS, HD)
+        if VARIANT == "qk_norm":
+            q, k = headnorm(q), headnorm(k)
+        q, k = rotate(q), rotate(k)
         v = (h @ p("wv").T).view(T, KV_HEADS, HD)
         outs = []
         for hh in range(HEADS):
             g = hh // (HEADS // KV_HEADS)
             a = torch.softmax(q[:, hh] @ k[:, g].T / math.sqrt(HD) + mask, -1)
             outs.append(a @ v[:, g])
-        x = x + torch.cat(outs, -1) @ p("wo").T
-        h = rmsnorm(x, p("rms2"))
+        o = torch.cat(outs, -1) @ p("wo").T
+        if VARIANT != "parallel":
+            x = x + o
+            h = rmsnorm(x, p("rms2"))
         a1 = h @ p("w1").T
-        x = x + (a1 * torch.sigmoid(a1) * (h @ p("w3").T)) @ p("w2").T
+        x = x + (o if VARIANT == "parallel" else 0) + (a1 * torch.sigmoid(a1) * (h @ p("w3").T)) @ p("w2").T
     return rmsnorm(x, W["norm"]) @ W["emb"].T
 
 
@@ -78,6 +92,9 @@ def lr_at(step):
         return LR * (step + 1) / WARMUP
     r = min(1.0, (step - WARMUP) / max(1, STEPS - WARMUP))
     return MIN_LR + (LR - MIN_LR) * (1 + math.cos(math.pi * r)) / 2
+
+
+VARIANT = sys.argv[2] if len(sys.argv) > 2 else ""
 
 
 def main():
@@ -98,6 +115,14 @@ def main():
             W["L%d.%s" % (l, n)] = 1 + 0.1 * torch.randn(shape) if std == 0 else torch.randn(shape) * std * 5
     W["norm"] = 1 + 0.1 * torch.randn(DIM)
     W = {k: v.to(torch.float32).to(torch.float64).requires_grad_() for k, v in W.items()}  # exactly the saved fp32 values
+    if VARIANT:
+        loss = batch_loss(W, tokens, offsets[0].tolist())
+        loss.backward()
+        save("loss", [loss.item()])
+        for k, v in W.items():
+            save("g_" + k, v.grad if v.grad is not None else torch.zeros_like(v))
+        print(VARIANT, "loss", loss.item())
+        return
     save("tokens", tokens)
     tokens.numpy().astype("<u2").tofile(os.path.join(out, "tokens.bin"))  # the same, as a llama2.c/nanoGPT token file
     save("offsets", offsets)
