@@ -43,13 +43,7 @@ func TestLMAgainstPyTorch(t *testing.T) {
 			compareRel(t, "logits", tensorData(t, res.Globals["logits"]), ref("logits"), c.tol.logits)
 			loss, _ := starlark.AsFloat(res.Globals["loss"])
 			compareRel(t, "loss", []float32{float32(loss)}, ref("loss"), c.tol.loss)
-			grads := tensorDict(t, res, "grads")
-			if len(grads) != 2+2*9 {
-				t.Fatalf("%d gradients, want 20", len(grads))
-			}
-			for k, g := range grads {
-				compareRel(t, "gradient of "+k, g.Data(), ref("g_"+k), c.tol.grad)
-			}
+			compareGrads(t, res, ref, c.tol.grad)
 			curve, ok := res.Globals["curve"].(*starlark.List)
 			if !ok || curve.Len() != 10 {
 				t.Fatalf("curve is %v, want a list of 10 losses", res.Globals["curve"])
@@ -179,14 +173,20 @@ func TestLMVariantsAgainstPyTorch(t *testing.T) {
 				}
 				loss, _ := starlark.AsFloat(res.Globals["loss"])
 				compareRel(t, "loss", []float32{float32(loss)}, ref("loss"), c.tol.loss)
-				grads := tensorDict(t, res, "grads")
-				if len(grads) != 2+2*9 {
-					t.Fatalf("%d gradients, want 20", len(grads))
-				}
-				for k, g := range grads {
-					compareRel(t, "gradient of "+k, g.Data(), ref("g_"+k), c.tol.grad)
-				}
+				compareGrads(t, res, ref, c.tol.grad)
 			})
 		}
+	}
+}
+
+// compareGrads compares the gradients lm_ref.star leaves in grads with the reference's g_NAME files.
+func compareGrads(t *testing.T, res *builtins.Result, ref func(string) []float32, tol float64) {
+	t.Helper()
+	grads := tensorDict(t, res, "grads")
+	if len(grads) != 2+2*9 {
+		t.Fatalf("%d gradients, want 20", len(grads))
+	}
+	for k, g := range grads {
+		compareRel(t, "gradient of "+k, g.Data(), ref("g_"+k), tol)
 	}
 }
