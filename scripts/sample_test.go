@@ -242,3 +242,44 @@ func TestSampleNucleus(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleVariantsCache trains a model of each variant of docs/model-variants.md for a few steps and
+// runs it through the key/value cache and over one window (lm.star's forward, checked against
+// PyTorch): the logits of every position agree, so the cache's kernel, built from nn.star, has the
+// variant.
+func TestSampleVariantsCache(t *testing.T) {
+	for _, variant := range []string{"qk_norm", "parallel"} {
+		dir := t.TempDir()
+		ck := filepath.Join(dir, "lm.safetensors")
+		mustRunLM(t, map[string]string{variant: "True", "dim": "64", "layers": "2", "heads": "4", "kv_heads": "2", "hidden": "172",
+			"vocab": "300", "seq": "64", "batch": "2", "steps": "20", "eval_every": "0", "ckpt": quote(ck), "metrics": quote("")}, false)
+		ids := make([]int, 64)
+		for i := range ids {
+			ids[i] = (i*37 + 11) % 300
+		}
+		var logits [][]float32
+		for _, cache := range []string{"True", "False"} {
+			var out strings.Builder
+			res, err := builtins.Run(context.Background(), builtins.Config{
+				Script: "testdata/llama2_logits.star", Backend: emulator.New(emulator.Options{Numerics: emulator.FP32}),
+				Params: map[string]string{"model": quote(ck), "tokens": intList(ids), "cache": cache}, Stdout: &out,
+			})
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", variant, err, out.String())
+			}
+			logits = append(logits, tensorData(t, res.Globals["logits"]))
+		}
+		worst := 0.0
+		for i := range logits[1] {
+			worst = max(worst, math.Abs(float64(logits[0][i]-logits[1][i])))
+		}
+		scale := 0.0
+		for _, v := range logits[1] {
+			scale = max(scale, math.Abs(float64(v)))
+		}
+		t.Logf("%s: cache against window: largest difference %.2g of %.3g", variant, worst, scale)
+		if worst > 1e-4*scale {
+			t.Errorf("%s: the cache's logits differ from the window's by %.3g (largest logit %.3g)", variant, worst, scale)
+		}
+	}
+}
