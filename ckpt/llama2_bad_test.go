@@ -64,7 +64,7 @@ func TestLlama2BadInput(t *testing.T) {
 		{"negative dim", v0Header(-4, 6, 2, 2, 1, 5, 3), 0, "", "dim = -4: must be between 1"},
 		{"zero layers", v0Header(4, 6, 0, 2, 1, 5, 3), 8, "", "n_layers = 0"},
 		{"zero vocab", v0Header(4, 6, 2, 2, 1, 0, 3), 20, "", "vocab_size = 0"},
-		{"most negative vocab", v0Header(4, 6, 2, 2, 1, math.MinInt32, 3), 20, "", "vocab_size = 2147483648"},
+		{"most negative vocab", v0Header(4, 6, 2, 2, 1, math.MinInt32, 3), 20, "", "vocab_size = -2147483648 (negative: a classifier of its own, of 2147483648 pieces)"},
 		{"negative seq", v0Header(4, 6, 2, 2, 1, 5, -3), 24, "", "max_seq_len = -3"},
 		{"heads do not divide dim", v0Header(6, 6, 2, 4, 1, 5, 3), 12, "", "n_heads = 4 does not divide dim = 6"},
 		{"odd head width", v0Header(6, 6, 2, 2, 1, 5, 3), 12, "", "head width dim/n_heads = 6/2 = 3 is odd"},

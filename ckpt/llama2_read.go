@@ -141,6 +141,9 @@ func DecodeLlama2Header(r io.ReaderAt, size int64) (Llama2Header, error) {
 		}
 	}
 	if ce := c.validate(); ce != nil {
+		if h.Version == 0 && v[5] < 0 && ce.field == 5 { // say the value the file holds, and what its sign means
+			ce.msg = fmt.Sprintf("vocab_size = %d (negative: a classifier of its own, of %d pieces): the size must be between 1 and %d", v[5], -int64(v[5]), math.MaxInt32)
+		}
 		msg := "llama2.c version 0 header"
 		if h.Version == 1 {
 			msg = "llama2.c version 1 header"

@@ -291,3 +291,20 @@ func TestTrainLMProbsRecomputed(t *testing.T) {
 		t.Fatalf("loss %v at step %s, %v at step %s: it did not fall\n%s", first, m[0][1], last, m[len(m)-1][1], out)
 	}
 }
+
+// TestTrainLMInitShortContext: a llama2.c model of fewer than 32 positions is refused with what is wrong
+// (its max_seq_len below a window), not a hint of --set seq=0.
+func TestTrainLMInitShortContext(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "s16.bin")
+	if _, err := builtins.Run(context.Background(), builtins.Config{Script: "testdata/llama2_random.star", Backend: emulator.New(emulator.Options{}),
+		Params: map[string]string{"out": quote(model), "dim": "32", "hidden": "64", "layers": "1", "heads": "2", "kv_heads": "2", "vocab": "300", "max_seq_len": "16"},
+		Stdout: &strings.Builder{}}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runLM(t, map[string]string{"data": quote("testdata/lm_ref/tokens.bin"), "init": quote(model), "steps": "1",
+		"ckpt": quote(""), "metrics": quote("")}, false)
+	if err == nil || !strings.Contains(err.Error(), "its max_seq_len 16 is shorter than a window of 32 positions") || strings.Contains(err.Error(), "seq=0") {
+		t.Errorf("error %v", err)
+	}
+}
