@@ -6,8 +6,8 @@
 //	                          kernels with baked-in weights, host-side RMSNorm backward, residuals and
 //	                          loss, weight gradients by sgemm on an async queue, Adam, and a compile
 //	                          budget enforced by checkpoint and restart
-//	dynamic.star              the same model and training with the weights as kernel inputs (packed
-//	                          along the spatial axis of the input surfaces): every kernel compiles once
+//	dynamic.star              the same model and training with the weights as kernel inputs, on the
+//	                          language model's four kernels (no RoPE): every kernel compiles once
 //	mlp.star                  a multilayer perceptron classifier on the handwritten-digits data, its dense
 //	                          layers' forward and backward passes as kernels, loss and optimizer on the host
 //	lib/model.star            the layer's sizes, weight initialisation, data, FLOP accounting,
@@ -17,13 +17,16 @@
 //	                          layouts, the weight-gradient sgemms, the end of a step, the phase times
 //	lib/layer_kernels.star    the six kernel generators of train_layer.star, built with the mil builder;
 //	                          each returns (program, layout), the layout naming its surfaces' channels
-//	lib/dynamic_kernels.star  the dynamic-weight kernel generators of dynamic.star
+//	lib/nn.star               the layer's forward pieces, written once: projections, RoPE, causal
+//	                          attention with grouped kv heads, SwiGLU, QK-norm
+//	lib/lm_kernels.star       the language model's kernels: nn.star's pieces between named inputs and
+//	                          outputs, their backward derived by mil.grad (also dynamic.star's)
 //	lib/dense.star            dense-layer kernels (forward and backward, any activation) for mlp.star
 //	sample.star               text from a llama2.c model file or a train_lm.star checkpoint, as run.c
 //	                          samples it, on the forward kernels; the text alone on standard output
-//	lib/lm_decode.star        generation with a key/value cache: 32-column step kernels, the cache in
-//	                          each layer's binding
-//	lib/lm_pad.star           an FFN widened with zero units to a hidden the kernels take (exact)
+//	lib/lm_decode.star        generation with a key/value cache: 32-column step kernels from nn.star's
+//	                          pieces, the cache in each layer's binding
+//	lib/lm_pad.star           an FFN widened or cut back with zero units (exact)
 //	lib/lm_read.star          a llama2.c file or checkpoint read for the forward kernels
 //
 // The package has no Go API; its tests run every script through builtins.Run at small sizes on the

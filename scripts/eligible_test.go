@@ -73,7 +73,7 @@ func TestSizeChecksBeforeCompile(t *testing.T) {
 		want   string
 	}{
 		{trainLayer, with("seq", "16"), "seq = 16: the kernels' I/O widths are made of seq, and the ANE needs widths that are multiples of 32: set seq to a multiple of 32 (--set seq=32)"},
-		{"dynamic.star", map[string]string{"dim": "48", "heads": "4", "hidden": "128", "seq": "32"}, "dim = 48: the kernels' I/O widths are made of seq and dim and hidden"},
+		{"dynamic.star", map[string]string{"dim": "48", "heads": "4", "hidden": "128", "seq": "48"}, "seq = 48: the kernels' I/O widths are made of seq"},
 		{"mlp.star", map[string]string{"data": mlpData, "batch": "20"}, "batch = 20: the dense kernels' batch is their I/O width, and the ANE needs widths that are multiples of 32: set batch to a multiple of 32 (--set batch=32)"},
 	} {
 		res, err := builtins.Run(context.Background(), builtins.Config{
