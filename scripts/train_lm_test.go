@@ -172,16 +172,7 @@ func TestTrainLMInitExport(t *testing.T) {
 		t.Fatalf("no final validation loss:\n%s", out)
 	}
 	init := map[string]string{"data": quote("testdata/lm_ref/tokens.bin"), "seq": "32", "batch": "2", "init": quote(exp), "ckpt": `""`}
-	with := func(kv ...string) map[string]string {
-		m := map[string]string{}
-		for k, v := range init {
-			m[k] = v
-		}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
+	with := func(kv ...string) map[string]string { return withParams(init, kv...) }
 	_, out = mustRunLM(t, with("eval_only", "True"), false)
 	if !strings.Contains(out, "step 0 val_loss "+last[1]+"\n") {
 		t.Errorf("eval_only of the export: want val_loss %s, got:\n%s", last[1], out)
@@ -307,4 +298,45 @@ func TestTrainLMInitShortContext(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "its max_seq_len 16 is shorter than a window of 32 positions") || strings.Contains(err.Error(), "seq=0") {
 		t.Errorf("error %v", err)
 	}
+}
+
+// TestTrainLMExportVocabulary: an export from text writes its vocabulary beside it (M.tokenizer.bin),
+// which init on text and sample.star find without a --set tokenizer; a model with no vocabulary beside
+// it is refused for text data instead of fine-tuned on a vocabulary trained afresh.
+func TestTrainLMExportVocabulary(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "m.bin")
+	text := map[string]string{"dim": "64", "layers": "2", "heads": "4", "kv_heads": "2", "hidden": "172", "vocab": "300",
+		"seq": "32", "batch": "2", "steps": "4", "eval_every": "0", "metrics": quote(""), "ckpt": quote("")}
+	_, out := mustRunLM(t, withParams(text, "export", quote(exp)), false)
+	beside := filepath.Join(dir, "m.tokenizer.bin")
+	if _, err := os.Stat(beside); err != nil || !strings.Contains(out, "and its vocabulary "+beside) {
+		t.Fatalf("no vocabulary beside the export (%v):\n%s", err, out)
+	}
+	init := map[string]string{"init": quote(exp), "steps": "2", "eval_every": "0", "metrics": quote(""), "ckpt": quote(""), "seq": "32", "batch": "2"}
+	if _, out := mustRunLM(t, init, false); !strings.Contains(out, "[initialised from") {
+		t.Errorf("init of the export on text:\n%s", out)
+	}
+	res, _, _ := runSample(t, emulator.FP32, map[string]string{"model": quote(exp), "prompt": quote("Light"), "steps": "4", "temperature": "0"})
+	if res.Globals["out"] == nil {
+		t.Errorf("sample.star of the export without a tokenizer gave no ids")
+	}
+	if err := os.Remove(beside); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runLM(t, init, false); err == nil || !strings.Contains(err.Error(), "no vocabulary beside it and none given") {
+		t.Errorf("init on text without the model's vocabulary: %v", err)
+	}
+}
+
+// withParams returns a copy of m with the key, value pairs kv set.
+func withParams(m map[string]string, kv ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
 }
