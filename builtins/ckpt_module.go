@@ -28,15 +28,17 @@ func (s *session) ckptModule() *moduleDef {
 				"with its value, and structural, the names of the parameters that fix the state's shape (a resume compares " +
 				"them). Each tensor's CRC-32C goes in the metadata, checked on load. The path is locked for the rest of the " +
 				"run (see process.outputs).", fn: s.ckptSaveState},
-			{sig: "load_state(path, weights, optim = None, grads = None)", doc: "Restores a state saved by save_state into the run: " +
+			{sig: "load_state(path, weights, optim = None, grads = None, taken = [])", doc: "Restores a state saved by save_state into the run: " +
 				"weights (a dict of the run's tensors; every one must be in the checkpoint with its shape, and nothing else), " +
 				"the optimizer's slots and count, grads (restored when the checkpoint has them, else zeroed) and the random generator. The whole file is checked before anything is " +
 				"changed; every error names the file, the tensor and what was expected. The parameters the checkpoint recorded are " +
 				"compared with the run's: a structural one (save_state's structural) that differs is an error naming both values, " +
-				"the others that differ are printed in a note. Returns a struct: path, step, times " +
+				"the others that differ are printed in a note; taken names parameters the script took from the checkpoint (ckpt.meta) " +
+				"rather than its own, which are not compared. Returns a struct: path, step, times " +
 				"(dict), params (the parameters saved with it, a dict), structural (a list of names) and meta (dict). A " +
 				"metrics file opened after it to append drops its lines from that step on.", fn: s.ckptLoadState},
 			{sig: "exists(path)", doc: "True when path exists: whether there is a checkpoint to resume from.", fn: ckptExists},
+			{sig: "meta(path)", doc: "The metadata of the checkpoint at path (a dict of name to value, as read gives it), read from its header alone: what a run needs to know before it builds the tensors to load the checkpoint into, such as the model's sizes.", fn: ckptMeta},
 		}, s.llama2Fns()...),
 	}
 }
@@ -114,15 +116,32 @@ func ckptLoad(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		}
 		tensors.SetKey(starlark.String(k), t)
 	}
-	meta := starlark.NewDict(len(f.Metadata))
-	for _, k := range sortedKeys(f.Metadata) {
-		v, err := decodeJSON(thread, f.Metadata[k])
+	return starlarkstruct.FromStringDict(starlark.String("checkpoint"), starlark.StringDict{"tensors": tensors, "meta": metaDict(thread, f.Metadata)}), nil
+}
+
+// metaDict is a checkpoint's metadata for a script: each value decoded from JSON, or kept as text.
+func metaDict(thread *starlark.Thread, m map[string]string) *starlark.Dict {
+	meta := starlark.NewDict(len(m))
+	for _, k := range sortedKeys(m) {
+		v, err := decodeJSON(thread, m[k])
 		if err != nil {
-			v = starlark.String(f.Metadata[k]) // metadata written by another program: keep the text
+			v = starlark.String(m[k]) // metadata written by another program: keep the text
 		}
 		meta.SetKey(starlark.String(k), v)
 	}
-	return starlarkstruct.FromStringDict(starlark.String("checkpoint"), starlark.StringDict{"tensors": tensors, "meta": meta}), nil
+	return meta
+}
+
+func ckptMeta(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
+		return nil, err
+	}
+	m, err := ckpt.LoadMeta(path)
+	if err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
+	return metaDict(thread, m), nil
 }
 
 func ckptExists(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

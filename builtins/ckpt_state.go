@@ -173,6 +173,10 @@ func (s *session) paramsJSON() (string, error) {
 	}
 	m := map[string]any{}
 	for _, p := range s.params.list {
+		if raw, ok := s.taken[p.Name]; ok { // taken from the checkpoint the run resumed: that value is the run's
+			m[p.Name] = raw
+			continue
+		}
 		v, err := toJSONValue(p.Value)
 		if err != nil {
 			return "", fmt.Errorf("parameter %s: %w", p.Name, err)
@@ -234,8 +238,19 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 	var weights *starlark.Dict
 	var optV starlark.Value = starlark.None
 	var gradsV starlark.Value = starlark.None
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "weights", &weights, "optim?", &optV, "grads?", &gradsV); err != nil {
+	var takenV starlark.Iterable = starlark.NewList(nil)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "weights", &weights, "optim?", &optV, "grads?", &gradsV, "taken?", &takenV); err != nil {
 		return nil, err
+	}
+	var taken []string
+	it := takenV.Iterate()
+	defer it.Done()
+	for var_ := starlark.Value(nil); it.Next(&var_); {
+		n, ok := starlark.AsString(var_)
+		if !ok {
+			return nil, nameErrf(b.Name(), "taken: got %s, want parameter names", var_.Type())
+		}
+		taken = append(taken, n)
 	}
 	grads, err := optionalDict(b.Name(), "grads", gradsV)
 	if err != nil {
@@ -258,6 +273,19 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 		return nil, nameErrf(b.Name(), "%s: %w", path, err)
 	}
 	// The recorded parameters first: a changed size is named as such, not as a tensor of another shape.
+	if len(taken) > 0 { // the values the script took are the checkpoint's: recorded as the run's from now on
+		var was map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(st.Config), &was); err == nil {
+			if s.taken == nil {
+				s.taken = map[string]json.RawMessage{}
+			}
+			for _, n := range taken {
+				if v, ok := was[n]; ok {
+					s.taken[n] = v
+				}
+			}
+		}
+	}
 	changed, err := s.compareParams(st.Config, st.Structural)
 	if err != nil {
 		return nil, fail("%v", err)

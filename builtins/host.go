@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -93,14 +94,15 @@ type session struct {
 	errw    *lineWriter // process.log lines: Config.Stderr
 	rng     *rng
 	start   time.Time
-	loads   map[string]*loadEntry // by absolute path
-	params  *paramSet             // declared by params(), nil before
-	backend ane.Backend           // opened on first use
-	queues  []*queue              // every queue made, drained at the end
-	closers []io.Closer           // files to close at the end
-	kernels []ane.Kernel          // every kernel compiled, closed at the end
-	checked []CheckedProgram      // programs checked by a dry run
-	now     func() time.Time      // the clock of progress reports; time.Now unless a test sets it
+	loads   map[string]*loadEntry      // by absolute path
+	params  *paramSet                  // declared by params(), nil before
+	taken   map[string]json.RawMessage // parameters the script took from the checkpoint it resumed (ckpt.load_state taken): recorded as theirs
+	backend ane.Backend                // opened on first use
+	queues  []*queue                   // every queue made, drained at the end
+	closers []io.Closer                // files to close at the end
+	kernels []ane.Kernel               // every kernel compiled, closed at the end
+	checked []CheckedProgram           // programs checked by a dry run
+	now     func() time.Time           // the clock of progress reports; time.Now unless a test sets it
 
 	timers     timers                    // the phase totals of process.timers()
 	progresses []*progress               // every progress report made, ended at the end

@@ -69,6 +69,8 @@ func (s *session) processModule() *moduleDef {
 				"so that runs of different scripts never share a file. process.outputs creates it (and folders inside it) " +
 				"when missing."},
 			{sig: "resume", doc: "True when the run was started with --resume: continue from the checkpoint."},
+			{sig: "given(name)", doc: "True when this run gives parameter name a value (--set, or an embedder's Config.Params): what a " +
+				"script asks before it takes a value from elsewhere (a checkpoint's, a model file's header) instead of the default.", fn: s.processGiven},
 			{sig: "overrides", doc: "The names of the parameters this run sets (--set KEY=VALUE), a sorted tuple of strings: " +
 				"for telling an explicit setting from a default."},
 			{sig: "seed", doc: "The seed of the run's random generator (--seed)."},
@@ -463,4 +465,13 @@ func (s *session) processResolve(_ *starlark.Thread, b *starlark.Builtin, args s
 		return starlark.String(recorded), nil
 	}
 	return starlark.String(filepath.Join(filepath.Dir(file), filepath.FromSlash(recorded))), nil
+}
+
+func (s *session) processGiven(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name); err != nil {
+		return nil, err
+	}
+	_, ok := s.cfg.Params[name]
+	return starlark.Bool(ok), nil
 }

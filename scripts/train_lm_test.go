@@ -340,3 +340,21 @@ func withParams(m map[string]string, kv ...string) map[string]string {
 	}
 	return out
 }
+
+// TestTrainLMResumeTakesSizes: --resume of a run of non-default sizes continues without repeating them
+// (the checkpoint's, which the run names), and a --set that contradicts one is still refused.
+func TestTrainLMResumeTakesSizes(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "lm.safetensors")
+	first := map[string]string{"data": quote("testdata/lm_ref/tokens.bin"), "dim": "96", "layers": "2", "heads": "4", "kv_heads": "2",
+		"hidden": "172", "vocab": "300", "seq": "32", "batch": "2", "steps": "4", "eval_every": "0", "ckpt": quote(ck), "metrics": quote("")}
+	mustRunLM(t, first, false)
+	again := map[string]string{"data": quote("testdata/lm_ref/tokens.bin"), "batch": "2", "steps": "6", "eval_every": "0", "ckpt": quote(ck), "metrics": quote("")}
+	_, out := mustRunLM(t, again, true)
+	if !strings.Contains(out, "[the checkpoint's dim = 96, layers = 2, kv_heads = 2, hidden = 172, vocab = 300, seq = 32]") || !strings.Contains(out, "step 6/6") {
+		t.Errorf("resume without the sizes:\n%s", out)
+	}
+	if _, _, err := runLM(t, withParams(again, "dim", "128"), true); err == nil || !strings.Contains(err.Error(), "dim = 96, this run has dim = 128") {
+		t.Errorf("resume with a contradicting --set dim=128: %v", err)
+	}
+}
