@@ -50,7 +50,7 @@ func TestKernelGuideExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("example failed: %v\n%s", err, out.String())
 	}
-	m := regexp.MustCompile(`max \|kernel - host\| = (\S+)`).FindStringSubmatch(out.String())
+	m := regexp.MustCompile(`\|\|kernel - host\|\| = (\S+)`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("example printed no comparison:\n%s", out.String())
 	}
