@@ -40,7 +40,22 @@ process.outputs(checkpoint = process.out_dir + "/ckpt.safetensors", metrics = pr
 			t.Errorf("%s was not created: %v", d, err)
 		}
 	}
-	if _, err := run(false, `process.outputs(checkpoint = "elsewhere/ckpt.safetensors")`); err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Errorf("a missing folder outside out_dir: err %v, want a does-not-exist error", err)
+	if _, err := run(true, `process.outputs(checkpoint = "elsewhere/deeper/ckpt.safetensors")`); err != nil {
+		t.Errorf("dry run of a new folder outside out_dir: %v", err)
+	} else if _, err := os.Stat("elsewhere"); err == nil {
+		t.Errorf("a dry run created elsewhere/")
+	}
+	if _, err := run(false, `process.outputs(checkpoint = "elsewhere/deeper/ckpt.safetensors")`); err != nil {
+		t.Errorf("a new folder outside out_dir: %v", err)
+	} else if st, err := os.Stat("elsewhere/deeper"); err != nil || !st.IsDir() {
+		t.Errorf("elsewhere/deeper was not created: %v", err)
+	}
+	if err := os.WriteFile("afile", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dry := range []bool{true, false} {
+		if _, err := run(dry, `process.outputs(checkpoint = "afile/sub/ckpt.safetensors")`); err == nil || !strings.Contains(err.Error(), "afile") {
+			t.Errorf("dry %v: a folder under a file: err %v, want an error naming afile", dry, err)
+		}
 	}
 }

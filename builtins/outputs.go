@@ -59,16 +59,12 @@ func outDir(script string) string {
 	return filepath.Join("out", name)
 }
 
-// makeOutDir creates the folder of path when it is missing and lies inside the run's output folder
-// (process.out_dir): the one folder a run makes for itself. Other folders must exist (a typo in a
-// user's path is an error, not a new folder). A dry run creates nothing: it returns a path in the
-// nearest folder that exists, for writableOutput to check instead.
+// makeOutDir creates the folder of path when it is missing, as the run's own output folder
+// (process.out_dir) is made: a user who names a new folder for a checkpoint means it. A dry run
+// creates nothing: it returns a path in the nearest folder that exists, for writableOutput to check
+// instead (so that `anestar check` reports a path no run could create).
 func (s *session) makeOutDir(path string) (dry string, err error) {
 	dir := filepath.Clean(filepath.Dir(path))
-	out := outDir(s.cfg.Script)
-	if dir != out && !strings.HasPrefix(dir, out+string(filepath.Separator)) {
-		return "", nil
-	}
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -87,8 +87,8 @@ func (s *session) processModule() *moduleDef {
 				"at the signal, as if cancelled.", fn: s.processInterrupted},
 			{sig: "outputs(**paths)", doc: "Declares the files the run writes, each named by what it is " +
 				"(`process.outputs(checkpoint = P.ckpt, metrics = P.metrics, export = P.export)`; \"\" or None for none), " +
-				"and checks them at once, also under `anestar check`: the folder exists and is writable and the path is not a " +
-				"folder. A checkpoint is also locked (PATH.lock holds the pid) for the whole run, across process.exec, so that a " +
+				"and checks them at once, also under `anestar check`: a missing folder is made (not under `anestar check`, which checks " +
+				"that the nearest folder that exists is writable), the folder is writable and the path is not a folder. A checkpoint is also locked (PATH.lock holds the pid) for the whole run, across process.exec, so that a " +
 				"second run on it fails at once naming the first.", fn: s.processOutputs},
 			{sig: "relative_to(path, file)", doc: "path for recording in file, found again from any working directory: relative to " +
 				"file's folder when it lies in that folder or below (so the two can move together), else absolute. A checkpoint " +

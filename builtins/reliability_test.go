@@ -100,13 +100,17 @@ func TestResumedMetricsDropLinesPastCheckpoint(t *testing.T) {
 
 func quoteStar(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
 
-// TestCheckFailsOnMissingOutputFolder: the dry run (`anestar check`) of a script that declares a
-// checkpoint in a missing folder fails at once.
-func TestCheckFailsOnMissingOutputFolder(t *testing.T) {
-	src := "process.outputs(checkpoint = \"/no/such/folder/c.safetensors\")\nprint(\"trained\")\n"
+// TestCheckFailsOnUncreatableOutputFolder: the dry run (`anestar check`) of a script that declares a
+// checkpoint in a folder no run could create (under a file) fails at once.
+func TestCheckFailsOnUncreatableOutputFolder(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "process.outputs(checkpoint = " + quoteStar(file+"/no/c.safetensors") + ")\nprint(\"trained\")\n"
 	var out bytes.Buffer
 	_, err := Run(context.Background(), Config{Script: "c.star", Source: []byte(src), DryRun: true, Stdout: &out})
-	if err == nil || !strings.Contains(err.Error(), "the folder /no/such/folder does not exist") || out.Len() > 0 {
+	if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "not a") || out.Len() > 0 {
 		t.Fatalf("err %v, output %q", err, out.String())
 	}
 }
