@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,10 +195,18 @@ func buildPlot(o *plotOptions, notes io.Writer) (*plot.Plot, []plotSeries, error
 		}
 		for _, y := range o.ys {
 			if err := checkKey(s, y); err != nil {
-				return nil, nil, err
+				if len(o.files) == 1 {
+					return nil, nil, err
+				}
+				fmt.Fprintf(notes, "anestar plot: note: %v: its %s is left out\n", err, y) // plot what each file has
 			}
 		}
 		runs[i] = plotRun{name: names[i], series: s}
+	}
+	for _, y := range o.ys { // but some file must have each key
+		if !slices.ContainsFunc(runs, func(r plotRun) bool { return checkKey(r.series, y) == nil }) {
+			return nil, nil, fmt.Errorf("no file has a numeric key %q; the first's keys are: %s", y, strings.Join(runs[0].series.Keys(), ", "))
+		}
 	}
 	x, err := chooseX(o.x, runs, o.ys)
 	if err != nil {
@@ -236,6 +245,10 @@ func buildPlot(o *plotOptions, notes io.Writer) (*plot.Plot, []plotSeries, error
 				fmt.Fprintf(notes, "anestar plot: note: %s: %d %s values of %s left out\n", run.series.Path, dropped, what, y)
 			}
 			if len(xs) == 0 {
+				if len(runs) > 1 { // plot what each file has: the others may hold it
+					fmt.Fprintf(notes, "anestar plot: note: %s has no value of %s to draw against %s: left out\n", run.series.Path, y, p.X.Label.Text)
+					continue
+				}
 				return nil, nil, fmt.Errorf("%s: no value of %s to draw against %s", run.series.Path, y, p.X.Label.Text)
 			}
 			span := o.smooth
@@ -310,6 +323,9 @@ func chooseX(asked string, runs []plotRun, ys []string) (string, error) {
 	usable := func(x string) bool {
 		for _, r := range runs {
 			for _, y := range ys {
+				if checkKey(r.series, y) != nil {
+					continue // a file without the key is left out of its lines
+				}
 				if xs, _ := r.series.Pairs(x, y); len(xs) == 0 {
 					return false
 				}

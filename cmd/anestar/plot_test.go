@@ -417,3 +417,25 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotWhatEachHas: of two files, one without the key asked for is left out with a note and the
+// other is drawn; when no file has it the plot fails naming the key.
+func TestPlotWhatEachHas(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "a"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "b"), 0o755)
+	withVal := writeRun(t, filepath.Join(dir, "a"), "metrics.jsonl", 20, 0.1, "{\"step\":10,\"val_loss\":2.5}\n{\"step\":20,\"val_loss\":2.1}\n")
+	without := writeRun(t, filepath.Join(dir, "b"), "metrics.jsonl", 20, 0.1)
+	out := filepath.Join(dir, "v.png")
+	code, _, stderr := runPlotArgs(withVal, without, "--y", "val_loss", "-o", out)
+	if code != 0 || !strings.Contains(stderr, without+` has no key "val_loss"`) {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no chart: %v", err)
+	}
+	code, _, stderr = runPlotArgs(withVal, without, "--y", "acc", "-o", out)
+	if code != exitError || !strings.Contains(stderr, `no file has a numeric key "acc"`) {
+		t.Errorf("no file with the key: exit %d, stderr %q", code, stderr)
+	}
+}
