@@ -45,6 +45,7 @@ type Progress struct {
 	started   bool      // an update has come since New or Done
 	startStep int       // step of the first update
 	startTime time.Time // time of the first update
+	runStart  time.Time // time of the first update since New: the run's elapsed time counts from it, across Done
 	lastShown time.Time // when a line was last drawn or printed
 	pending   string    // text of an update not shown yet, or ""
 	width     int       // length of the line now on the terminal
@@ -65,6 +66,9 @@ func (p *Progress) Update(step, total int, fields map[string]float64) {
 	first := !p.started
 	if first {
 		p.started, p.startStep, p.startTime = true, step, now
+		if p.runStart.IsZero() {
+			p.runStart = now
+		}
 	}
 	text := p.format(step, total, fields, now)
 	last := total > 0 && step >= total
@@ -83,7 +87,9 @@ func (p *Progress) Update(step, total int, fields map[string]float64) {
 }
 
 // Done shows the latest update if it was held back and, on a terminal, ends the
-// line. The next Update starts a new count.
+// line. The next Update starts a new count of ms/step and the ETA (what ran between,
+// a validation, is not a step's); the elapsed time shown at the last step is the
+// whole run's.
 func (p *Progress) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -150,8 +156,8 @@ func (p *Progress) format(step, total int, fields map[string]float64, now time.T
 			fmt.Fprintf(&b, "  eta %s", FormatDuration(perStep*time.Duration(total-step)))
 		}
 	}
-	if total > 0 && step >= total {
-		fmt.Fprintf(&b, "  elapsed %s", FormatDuration(elapsed))
+	if total > 0 && step >= total { // the whole run's, validations between counts included
+		fmt.Fprintf(&b, "  elapsed %s", FormatDuration(now.Sub(p.runStart)))
 	}
 	return b.String()
 }

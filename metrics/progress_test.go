@@ -190,3 +190,22 @@ func TestIsTerminal(t *testing.T) {
 		t.Error("a non-file writer counts as a terminal")
 	}
 }
+
+// TestProgressElapsedAcrossDone: after Done (a validation between two counts) ms/step starts again, and
+// the elapsed time at the last step is the whole run's.
+func TestProgressElapsedAcrossDone(t *testing.T) {
+	p, out, clock := newTestProgress(false)
+	p.Update(1, 4, nil)
+	clock.set(2 * time.Second)
+	p.Update(2, 4, nil)
+	p.Done()
+	clock.set(62 * time.Second) // a minute of validation
+	p.Update(3, 4, nil)
+	clock.set(64 * time.Second)
+	p.Update(4, 4, nil)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	last := lines[len(lines)-1]
+	if last != "step 4/4  2000.0 ms/step  elapsed 1m04s" {
+		t.Errorf("last line %q, want 2000.0 ms/step (the second count's) and elapsed 1m04s (the run's)", last)
+	}
+}
