@@ -16,6 +16,12 @@
 //     errors of an op a backend cannot run.
 //   - A Kernel owns one Surface per input of the program's main function and one per output. Eval reads
 //     the input surfaces and writes the output surfaces; Close releases the kernel.
+//   - The hardware takes one input and one output per program: Pack lays a program's several inputs
+//     out as windows of one input (side by side, stacked, or flattened into rows) and its outputs as
+//     windows of one output, with the slices, casts and concats inside the program; CompilePacked is
+//     how both backends compile (the emulator unless relaxed). Binding.Input and Output give each
+//     declared part by name: a view of the packed surface (NewView, NewFlatView) that every Surface
+//     method reads and writes alone.
 //   - A Binding is a further full set of a kernel's surfaces (Kernel.Bind), evaluated with the same
 //     compiled program: N layers of a model share one compile and keep their weights in their own
 //     binding. A Kernel is its own first binding; closing it closes every binding it made.

@@ -19,6 +19,10 @@
 // Weights maps each file's path to its bytes. WeightFunc (BlobWriter.AddFloat32Func) takes values that a
 // function produces chunk by chunk, encoded straight into the file without a float32 copy of the whole.
 //
+// Grad derives a program's backward program by reverse-mode differentiation (grad.go; one
+// vector-Jacobian rule per op kind in grad_rules.go, GradOps lists them): the forward values it needs are
+// saved (GradSpec.Save) or replayed inside the backward, and the rules emit only ops the ANE runs.
+//
 // Backends read op arguments through Op.Arg, Func.ConstValue, Func.ArgValue (or a Func.Consts table, for
 // time linear in the program) and the Value accessors
 // (Float32s, Ints, Bool, Str); ConvParamsOf, MatmulShape, ReshapeShape, SliceBySizeBounds and
