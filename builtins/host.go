@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anestar/anestar/ane"
@@ -88,21 +89,22 @@ var FileOptions = &syntax.FileOptions{
 
 // session is the state of one run: what builtins share across a script and the files it loads.
 type session struct {
-	cfg     *Config
-	ctx     context.Context
-	out     *lineWriter
-	errw    *lineWriter // process.log lines: Config.Stderr
-	rng     *rng
-	start   time.Time
-	loads   map[string]*loadEntry      // by absolute path
-	params  *paramSet                  // declared by params(), nil before
-	taken   map[string]json.RawMessage // parameters the script took from the checkpoint it resumed (ckpt.load_state taken): recorded as theirs
-	backend ane.Backend                // opened on first use
-	queues  []*queue                   // every queue made, drained at the end
-	closers []io.Closer                // files to close at the end
-	kernels []ane.Kernel               // every kernel compiled, closed at the end
-	checked []CheckedProgram           // programs checked by a dry run
-	now     func() time.Time           // the clock of progress reports; time.Now unless a test sets it
+	cfg      *Config
+	ctx      context.Context
+	out      *lineWriter
+	errw     *lineWriter // process.log lines: Config.Stderr
+	rng      *rng
+	start    time.Time
+	loads    map[string]*loadEntry      // by absolute path
+	params   *paramSet                  // declared by params(), nil before
+	argsRead atomic.Bool                // the script read process.args (else positional arguments did nothing)
+	taken    map[string]json.RawMessage // parameters the script took from the checkpoint it resumed (ckpt.load_state taken): recorded as theirs
+	backend  ane.Backend                // opened on first use
+	queues   []*queue                   // every queue made, drained at the end
+	closers  []io.Closer                // files to close at the end
+	kernels  []ane.Kernel               // every kernel compiled, closed at the end
+	checked  []CheckedProgram           // programs checked by a dry run
+	now      func() time.Time           // the clock of progress reports; time.Now unless a test sets it
 
 	timers     timers                    // the phase totals of process.timers()
 	progresses []*progress               // every progress report made, ended at the end
@@ -183,7 +185,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err == nil && len(cfg.Params) > 0 && s.params == nil {
 		return res, fmt.Errorf("%s: parameters were set (%s) but the script declares none with params()", cfg.Script, strings.Join(sortedKeys(cfg.Params), ", "))
 	}
+	if err == nil && len(cfg.Args) > 0 && !s.argsRead.Load() {
+		fmt.Fprintf(s.warnWriter(), "anestar: warning: %s never read process.args: the arguments %q did nothing (a parameter is --set KEY=VALUE)\n", cfg.Script, cfg.Args)
+	}
 	return res, err
+}
+
+// watchedModule is a module that reports which of its members a script reads.
+type watchedModule struct {
+	*starlarkstruct.Module
+	read func(name string)
+}
+
+// Attr reports the read and returns the member.
+func (m *watchedModule) Attr(name string) (starlark.Value, error) {
+	m.read(name)
+	return m.Module.Attr(name)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -218,6 +235,11 @@ func (s *session) makePredeclared() starlark.StringDict {
 	for _, m := range s.modules() {
 		d[m.name] = m.module()
 	}
+	d["process"] = &watchedModule{Module: d["process"].(*starlarkstruct.Module), read: func(name string) {
+		if name == "args" {
+			s.argsRead.Store(true)
+		}
+	}}
 	for k, v := range s.cfg.Builtins {
 		d[k] = v
 	}

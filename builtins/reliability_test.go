@@ -234,3 +234,19 @@ func TestRandomTensorsRefuseBadParameters(t *testing.T) {
 		t.Errorf("degenerate but valid distributions: %v", err)
 	}
 }
+
+// TestStrayArgsWarned: positional arguments a script never reads are warned about; read, they are not.
+func TestStrayArgsWarned(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		warn bool
+	}{{"print('hi')\n", true}, {"print(process.args)\n", false}} {
+		var out, warn bytes.Buffer
+		if _, err := Run(context.Background(), Config{Script: "a.star", Source: []byte(c.src), Args: []string{"data.txt"}, Stdout: &out, Warn: &warn}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(warn.String(), `never read process.args: the arguments ["data.txt"] did nothing`); got != c.warn {
+			t.Errorf("%q: warning %q, want one: %v", c.src, warn.String(), c.warn)
+		}
+	}
+}
