@@ -36,16 +36,9 @@ func readChecked(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	size := st.Size()
-	var head [8]byte
-	if _, err := io.ReadFull(f, head[:]); err != nil {
-		return nil, &FormatError{Path: path, Offset: 0, Msg: fmt.Sprintf("file of %d bytes is too short for the 8-byte header length", size)}
-	}
-	n := binary.LittleEndian.Uint64(head[:])
-	if n > MaxHeader {
-		return nil, &FormatError{Path: path, Msg: fmt.Sprintf("header length %d exceeds the limit of %d bytes", n, MaxHeader)}
-	}
-	if n > uint64(size-8) {
-		return nil, &FormatError{Path: path, Msg: fmt.Sprintf("header length %d runs past the end of the %d-byte file", n, size)}
+	head, _, err := headerLength(f, path, size)
+	if err != nil {
+		return nil, err
 	}
 	if int64(int(size)) != size {
 		return nil, fmt.Errorf("%s: %d bytes do not fit in memory here", path, size)
@@ -56,4 +49,21 @@ func readChecked(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: read %d bytes: %w", path, size, err)
 	}
 	return data, nil
+}
+
+// headerLength reads the 8-byte header length at the start of f (size bytes long) and checks it against
+// the limit and the file: the bytes read, and the length.
+func headerLength(f io.Reader, path string, size int64) ([8]byte, uint64, error) {
+	var head [8]byte
+	if _, err := io.ReadFull(f, head[:]); err != nil {
+		return head, 0, &FormatError{Path: path, Offset: 0, Msg: fmt.Sprintf("file of %d bytes is too short for the 8-byte header length", size)}
+	}
+	n := binary.LittleEndian.Uint64(head[:])
+	if n > MaxHeader {
+		return head, 0, &FormatError{Path: path, Msg: fmt.Sprintf("header length %d exceeds the limit of %d bytes", n, MaxHeader)}
+	}
+	if n > uint64(size-8) {
+		return head, 0, &FormatError{Path: path, Msg: fmt.Sprintf("header length %d runs past the end of the %d-byte file", n, size)}
+	}
+	return head, n, nil
 }

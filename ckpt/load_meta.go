@@ -1,7 +1,6 @@
 package ckpt
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,13 +17,9 @@ func LoadMeta(path string) (map[string]string, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var head [8]byte
-	if _, err := io.ReadFull(f, head[:]); err != nil {
-		return nil, &FormatError{Path: path, Msg: fmt.Sprintf("file of %d bytes is too short for the 8-byte header length", st.Size())}
-	}
-	n := binary.LittleEndian.Uint64(head[:])
-	if n > MaxHeader || n > uint64(st.Size()-8) {
-		return nil, &FormatError{Path: path, Msg: fmt.Sprintf("header length %d exceeds the limit of %d bytes or the %d-byte file", n, MaxHeader, st.Size())}
+	_, n, err := headerLength(f, path, st.Size())
+	if err != nil {
+		return nil, err
 	}
 	hdr := make([]byte, n)
 	if _, err := io.ReadFull(f, hdr); err != nil {

@@ -169,33 +169,22 @@ func gradPow(g *grader, op *Op, ct *Var) error {
 		return fmt.Errorf("the exponent is not a constant scalar: only pow(x, c) with a scalar c has a rule")
 	}
 	c := cv.Nums[0]
-	d := ct
-	var err error
-	if c != 1 {
-		if c != 2 {
-			xv, _, err := g.arg(op, "x")
-			if err != nil {
-				return err
-			}
-			p, err := g.op("pow", "dpow", Args{"x": xv, "y": c - 1})
-			if err == nil {
-				d, err = g.op("mul", "dpow", Args{"x": ct, "y": p})
-			}
-			if err != nil {
-				return err
-			}
-		} else { // x ** 1 is x: no pow
-			xv, _, err := g.arg(op, "x")
-			if err != nil {
-				return err
-			}
-			if d, err = g.op("mul", "dpow", Args{"x": ct, "y": xv}); err != nil {
-				return err
-			}
-		}
-		if d, err = g.op("mul", "dpow", Args{"x": d, "y": c}); err != nil {
-			return err
-		}
+	if c == 1 {
+		return g.give(x, ct)
+	}
+	xv, _, err := g.arg(op, "x")
+	if err == nil && c != 2 { // x ** (c - 1); for c = 2 that is x itself: no pow
+		xv, err = g.op("pow", "dpow", Args{"x": xv, "y": c - 1})
+	}
+	var d *Var
+	if err == nil {
+		d, err = g.op("mul", "dpow", Args{"x": ct, "y": xv})
+	}
+	if err == nil {
+		d, err = g.op("mul", "dpow", Args{"x": d, "y": c})
+	}
+	if err != nil {
+		return err
 	}
 	return g.give(x, d)
 }

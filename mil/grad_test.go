@@ -3,8 +3,10 @@ package mil_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,20 +170,7 @@ func checkGrad(t *testing.T, c gradCase, seed uint64) {
 	}
 }
 
-func sortedKeys(m map[string][]int) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	for i := range ks {
-		for j := i + 1; j < len(ks); j++ {
-			if ks[j] < ks[i] {
-				ks[i], ks[j] = ks[j], ks[i]
-			}
-		}
-	}
-	return ks
-}
+func sortedKeys(m map[string][]int) []string { return slices.Sorted(maps.Keys(m)) }
 
 // TestGradRules checks each rule alone (with broadcasting where the op has it) against central
 // differences.

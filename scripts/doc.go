@@ -26,7 +26,6 @@
 //	                          samples it, on the forward kernels; the text alone on standard output
 //	lib/lm_decode.star        generation with a key/value cache: 32-column step kernels from nn.star's
 //	                          pieces, the cache in each layer's binding
-//	lib/lm_pad.star           an FFN widened or cut back with zero units (exact)
 //	lib/lm_read.star          a llama2.c file or checkpoint read for the forward kernels
 //
 // The package has no Go API; its tests run every script through builtins.Run at small sizes on the

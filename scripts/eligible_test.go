@@ -25,7 +25,7 @@ func TestShippedKernelsEligible(t *testing.T) {
 		{"mlp.star", map[string]map[string]string{"defaults": {"data": mlpData}, "test sizes": mlpSmall}},
 		{"train_lm.star", map[string]map[string]string{"defaults": {"ckpt": `""`},
 			"test sizes": lmSmall(t.TempDir())}},
-		{"sample.star", map[string]map[string]string{"generator's model (hidden widened)": {
+		{"sample.star", map[string]map[string]string{"generator's model (hidden 172)": {
 			"model": quote("../ckpt/testdata/llama2/tied.v0.bin"), "tokenizer": quote("../ckpt/testdata/llama2/tokenizer.bin")}}},
 	} {
 		ops := map[string]bool{}

@@ -40,8 +40,8 @@ func valLosses(t *testing.T, path string) []float64 {
 	return out
 }
 
-// TestFineTuneLlama2 fine-tunes the PyTorch generator's llama2.c model (hidden 172, trained on the
-// kernels at 192 with zero units) on text with train_lm.star in fp32 mode, exports it, and imports the
+// TestFineTuneLlama2 fine-tunes the PyTorch generator's llama2.c model (hidden 172, which the packed
+// kernels take as it is) on text with train_lm.star in fp32 mode, exports it, and imports the
 // export again: its validation loss is the one the fine-tune stopped at (within 1e-6 relative: the
 // same weights through an fp32 file, the same kernels), below the imported model's, and training on
 // from the export lowers it further. The export has the file's own hidden of 172 again, and
