@@ -11,8 +11,10 @@ import (
 // cpuMathFns are the host math builtins of the cpu module.
 func (s *session) cpuMathFns() []fnDef {
 	return []fnDef{
-		{sig: "rmsnorm(out, x, w, eps = 1e-5)", doc: "out = w * x / rms(x) per column of the channel-first [C, S] x, w of C values; out may be x.", fn: cpuRMSNorm},
-		{sig: "rmsnorm_backward(dx, dw, dy, x, w, eps = 1e-5)", doc: "The gradients of rmsnorm: dx is set, dw (C values) is accumulated into.", fn: cpuRMSNormBackward},
+		{sig: "rmsnorm(out, x, w, eps = 1e-5)", doc: "out = w * x / rms(x) per column of the channel-first [C, S] x, w of C values; out may be x.", fn: cpuNorm(cpu.RMSNorm)},
+		{sig: "rmsnorm_backward(dx, dw, dy, x, w, eps = 1e-5)", doc: "The gradients of rmsnorm: dx is set, dw (C values) is accumulated into.", fn: cpuNormBackward(cpu.RMSNormBackward)},
+		{sig: "layernorm(out, x, w, eps = 1e-5)", doc: "out = w * (x - mean) / std per column of the channel-first [C, S] x (LayerNorm without a bias), w of C values; out may be x.", fn: cpuNorm(cpu.LayerNorm)},
+		{sig: "layernorm_backward(dx, dw, dy, x, w, eps = 1e-5)", doc: "The gradients of layernorm: dx is set, dw (C values) is accumulated into.", fn: cpuNormBackward(cpu.LayerNormBackward)},
 		{sig: "activation(kind, y, x, slope = None)", doc: "y = f(x) elementwise for kind identity, sigmoid, relu, leaky_relu, tanh, softsign, silu, gelu or gelu_tanh; y may be x. " +
 			"slope is leaky_relu's factor for negative inputs, 0.01 (libann's) when None; 0.0 makes it relu. Other kinds ignore it.", fn: cpuActivation},
 		{sig: "activation_backward(kind, dx, dy, x, slope = None)", doc: "dx = dy * f'(x), the gradient through activation kind from its input x; dx may be dy. slope as for activation.", fn: cpuActivationBackward},
@@ -40,48 +42,54 @@ func (s *session) cpuMathFns() []fnDef {
 // channels2D returns C, S of a tensor used as channel-first [C, S]: its first dim and the rest.
 func channels2D(t *Tensor) (int, int) { return t.shape[0], len(t.data) / t.shape[0] }
 
-func cpuRMSNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var out, x, w *Tensor
-	eps := number(1e-5)
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "out", &out, "x", &x, "w", &w, "eps?", &eps); err != nil {
-		return nil, err
+// cpuNorm is the builtin of a column norm (cpu.RMSNorm, cpu.LayerNorm).
+func cpuNorm(norm func(out, x, w []float32, C, S int, eps float32) error) impl {
+	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var out, x, w *Tensor
+		eps := number(1e-5)
+		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "out", &out, "x", &x, "w", &w, "eps?", &eps); err != nil {
+			return nil, err
+		}
+		C, S := channels2D(x)
+		if err := sameShapes(b.Name(), x, out); err != nil {
+			return nil, err
+		}
+		if w.Size() != C {
+			return nil, nameErrf(b.Name(), "w has %d values, x %s has %d channels", w.Size(), x, C)
+		}
+		if err := readWrite(b.Name(), []*Tensor{x, w}, out); err != nil {
+			return nil, err
+		}
+		if err := norm(out.data, x.data, w.data, C, S, float32(eps)); err != nil {
+			return nil, nameErr(b.Name(), err)
+		}
+		return out, nil
 	}
-	C, S := channels2D(x)
-	if err := sameShapes(b.Name(), x, out); err != nil {
-		return nil, err
-	}
-	if w.Size() != C {
-		return nil, nameErrf(b.Name(), "w has %d values, x %s has %d channels", w.Size(), x, C)
-	}
-	if err := readWrite(b.Name(), []*Tensor{x, w}, out); err != nil {
-		return nil, err
-	}
-	if err := cpu.RMSNorm(out.data, x.data, w.data, C, S, float32(eps)); err != nil {
-		return nil, nameErr(b.Name(), err)
-	}
-	return out, nil
 }
 
-func cpuRMSNormBackward(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var dx, dw, dy, x, w *Tensor
-	eps := number(1e-5)
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "dx", &dx, "dw", &dw, "dy", &dy, "x", &x, "w", &w, "eps?", &eps); err != nil {
-		return nil, err
+// cpuNormBackward is the builtin of a column norm's backward (cpu.RMSNormBackward, cpu.LayerNormBackward).
+func cpuNormBackward(back func(dx, dw, dy, x, w []float32, C, S int, eps float32) error) impl {
+	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var dx, dw, dy, x, w *Tensor
+		eps := number(1e-5)
+		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "dx", &dx, "dw", &dw, "dy", &dy, "x", &x, "w", &w, "eps?", &eps); err != nil {
+			return nil, err
+		}
+		C, S := channels2D(x)
+		if err := sameShapes(b.Name(), x, dx, dy); err != nil {
+			return nil, err
+		}
+		if w.Size() != C || dw.Size() != C {
+			return nil, nameErrf(b.Name(), "w has %d values and dw %d, x %s has %d channels", w.Size(), dw.Size(), x, C)
+		}
+		if err := readWrite(b.Name(), []*Tensor{dy, x, w}, dx, dw); err != nil {
+			return nil, err
+		}
+		if err := back(dx.data, dw.data, dy.data, x.data, w.data, C, S, float32(eps)); err != nil {
+			return nil, nameErr(b.Name(), err)
+		}
+		return starlark.None, nil
 	}
-	C, S := channels2D(x)
-	if err := sameShapes(b.Name(), x, dx, dy); err != nil {
-		return nil, err
-	}
-	if w.Size() != C || dw.Size() != C {
-		return nil, nameErrf(b.Name(), "w has %d values and dw %d, x %s has %d channels", w.Size(), dw.Size(), x, C)
-	}
-	if err := readWrite(b.Name(), []*Tensor{dy, x, w}, dx, dw); err != nil {
-		return nil, err
-	}
-	if err := cpu.RMSNormBackward(dx.data, dw.data, dy.data, x.data, w.data, C, S, float32(eps)); err != nil {
-		return nil, nameErr(b.Name(), err)
-	}
-	return starlark.None, nil
 }
 
 // defaultLeakySlope is leaky_relu's slope when a script gives none, libann's.

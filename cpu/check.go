@@ -1,6 +1,9 @@
 package cpu
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // lengthCheck collects the first length problem among a call's slices.
 type lengthCheck struct {
@@ -36,3 +39,17 @@ func (c *lengthCheck) dims(names string, d ...int) {
 }
 
 const maxInt = int(^uint(0) >> 1)
+
+// normArgs checks the arguments of a column norm over [C, S]: dims, the gains (C values each) and the
+// full tensors (C*S each), named in order by gains and full, comma-separated ("w", "out, x").
+func normArgs(op string, C, S int, gains string, g [][]float32, full string, f [][]float32) error {
+	c := lengthCheck{op: op}
+	c.dims("C, S", C, S)
+	for i, name := range strings.Split(full, ", ") {
+		c.atLeast(name, f[i], C*S)
+	}
+	for i, name := range strings.Split(gains, ", ") {
+		c.atLeast(name, g[i], C)
+	}
+	return c.err
+}

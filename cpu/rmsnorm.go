@@ -16,13 +16,8 @@ const rmsGrain = 1 << 15
 //
 // as the reference's rmsnorm does. out may alias x.
 func RMSNorm(out, x, w []float32, C, S int, eps float32) error {
-	chk := lengthCheck{op: "cpu.RMSNorm"}
-	chk.dims("C, S", C, S)
-	chk.atLeast("out", out, C*S)
-	chk.atLeast("x", x, C*S)
-	chk.atLeast("w", w, C)
-	if chk.err != nil {
-		return chk.err
+	if err := normArgs("cpu.RMSNorm", C, S, "w", [][]float32{w}, "out, x", [][]float32{out, x}); err != nil {
+		return err
 	}
 	rrms := make([]float32, S)
 	rmsColumns(rrms, nil, x, nil, w, C, S, eps)
@@ -84,15 +79,8 @@ func rmsColumns(rrms, coef, x, dy, w []float32, C, S int, eps float32) {
 // multiplies the second term of dx by w[c] as well, which agrees with this
 // exact gradient only while w is all ones.
 func RMSNormBackward(dx, dw, dy, x, w []float32, C, S int, eps float32) error {
-	chk := lengthCheck{op: "cpu.RMSNormBackward"}
-	chk.dims("C, S", C, S)
-	chk.atLeast("dx", dx, C*S)
-	chk.atLeast("dw", dw, C)
-	chk.atLeast("dy", dy, C*S)
-	chk.atLeast("x", x, C*S)
-	chk.atLeast("w", w, C)
-	if chk.err != nil {
-		return chk.err
+	if err := normArgs("cpu.RMSNormBackward", C, S, "dw, w", [][]float32{dw, w}, "dx, dy, x", [][]float32{dx, dy, x}); err != nil {
+		return err
 	}
 	rrms := make([]float32, S)
 	coef := make([]float32, S) // r^3/C * sum_c dy*x*w

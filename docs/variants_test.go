@@ -33,8 +33,8 @@ func TestModelVariantsBlocks(t *testing.T) {
 		}
 	}
 	cmds := blocks(t, "model-variants.md", "sh")
-	if len(cmds) != 2 {
-		t.Fatalf("model-variants.md: %d commands, want 2", len(cmds))
+	if len(cmds) != 3 {
+		t.Fatalf("model-variants.md: %d commands, want 3", len(cmds))
 	}
 	set := regexp.MustCompile(`--set (\w+)=(\S+)`)
 	for _, c := range cmds {

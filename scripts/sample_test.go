@@ -248,7 +248,7 @@ func TestSampleNucleus(t *testing.T) {
 // PyTorch): the logits of every position agree, so the cache's kernel, built from nn.star, has the
 // variant.
 func TestSampleVariantsCache(t *testing.T) {
-	for _, variant := range []string{"qk_norm", "parallel"} {
+	for _, variant := range []string{"qk_norm", "parallel", "gpt2"} {
 		dir := t.TempDir()
 		ck := filepath.Join(dir, "lm.safetensors")
 		mustRunLM(t, map[string]string{variant: "True", "dim": "64", "layers": "2", "heads": "4", "kv_heads": "2", "hidden": "172",

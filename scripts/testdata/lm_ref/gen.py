@@ -15,8 +15,11 @@ cosine to min_lr), and final_<name>.npy (weights after the steps) is not written
   /usr/bin/python3 scripts/testdata/lm_ref/gen.py scripts/testdata/lm_ref
 
 With a variant of docs/model-variants.md as the second argument (qk_norm: q and k RMS-normalised per head,
-no gain, eps 1e-5, before RoPE; parallel: x + attn(h) + ffn(h) with h = rmsnorm(x, rms1), rms2 unused) it
-writes only loss.npy and g_<name>.npy (rms2's zero in a parallel block) of the same tokens and weights:
+no gain, eps 1e-5, before RoPE; parallel: x + attn(h) + ffn(h) with h = rmsnorm(x, rms1), rms2 unused; gpt2:
+LayerNorm without bias (eps 1e-5) for every RMSNorm, gains rms1, rms2 and norm; no RoPE; positions learned,
+x = emb[ids] + wpe[:T]; FFN w2 gelu_tanh(w1 h), no w3) it writes only loss.npy and g_<name>.npy (rms2's zero
+in a parallel block) of the same tokens and weights, and gpt2's w_wpe.npy (drawn from its own generator, the
+other weights the base's, w3 left out):
 
   /usr/bin/python3 scripts/testdata/lm_ref/gen.py scripts/testdata/lm_ref/qk_norm qk_norm
 """
@@ -33,7 +36,9 @@ HD = DIM // HEADS
 KV = KV_HEADS * HD
 
 
-def rmsnorm(x, w):  # x [..., dim]
+def rmsnorm(x, w):  # x [..., dim]; in the gpt2 variant LayerNorm without bias
+    if VARIANT == "gpt2":
+        return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, None, 1e-5)
     return x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-5) * w
 
 
@@ -55,7 +60,7 @@ def rotate(x):  # x [T, heads, HD]; pairs (2i, 2i+1) rotate by t * theta^(-2i/HD
 
 def forward(W, ids):  # ids [T] -> logits [T, VOCAB]
     T = len(ids)
-    x = W["emb"][ids]
+    x = W["emb"][ids] + (W["wpe"][:T] if VARIANT == "gpt2" else 0)
     mask = torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), 1)
     for l in range(LAYERS):
         p = lambda n: W["L%d.%s" % (l, n)]
@@ -63,7 +68,8 @@ def forward(W, ids):  # ids [T] -> logits [T, VOCAB]
         q, k = (h @ p("wq").T).view(T, HEADS, HD), (h @ p("wk").T).view(T, KV_HEADS, HD)
         if VARIANT == "qk_norm":
             q, k = headnorm(q), headnorm(k)
-        q, k = rotate(q), rotate(k)
+        if VARIANT != "gpt2":
+            q, k = rotate(q), rotate(k)
         v = (h @ p("wv").T).view(T, KV_HEADS, HD)
         outs = []
         for hh in range(HEADS):
@@ -75,6 +81,9 @@ def forward(W, ids):  # ids [T] -> logits [T, VOCAB]
             x = x + o
             h = rmsnorm(x, p("rms2"))
         a1 = h @ p("w1").T
+        if VARIANT == "gpt2":
+            x = x + torch.nn.functional.gelu(a1, approximate="tanh") @ p("w2").T
+            continue
         x = x + (o if VARIANT == "parallel" else 0) + (a1 * torch.sigmoid(a1) * (h @ p("w3").T)) @ p("w2").T
     return rmsnorm(x, W["norm"]) @ W["emb"].T
 
@@ -114,11 +123,17 @@ def main():
                               ("w1", [HIDDEN, DIM], 0.02), ("w2", [DIM, HIDDEN], 0.02 / math.sqrt(2 * LAYERS)), ("w3", [HIDDEN, DIM], 0.02)]:
             W["L%d.%s" % (l, n)] = 1 + 0.1 * torch.randn(shape) if std == 0 else torch.randn(shape) * std * 5
     W["norm"] = 1 + 0.1 * torch.randn(DIM)
+    if VARIANT == "gpt2":
+        for l in range(LAYERS):
+            del W["L%d.w3" % l]
+        W["wpe"] = torch.randn(SEQ, DIM, generator=torch.Generator().manual_seed(9)) * 0.1
     W = {k: v.to(torch.float32).to(torch.float64).requires_grad_() for k, v in W.items()}  # exactly the saved fp32 values
     if VARIANT:
         loss = batch_loss(W, tokens, offsets[0].tolist())
         loss.backward()
         save("loss", [loss.item()])
+        if VARIANT == "gpt2":
+            save("w_wpe", W["wpe"].detach())
         for k, v in W.items():
             save("g_" + k, v.grad if v.grad is not None else torch.zeros_like(v))
         print(VARIANT, "loss", loss.item())
