@@ -1,7 +1,7 @@
 // Package bench holds anestar's whole-program measurements: compare/ runs anestar's training side by side
 // with the project's PyTorch peers, peers/torch_layer.py (the single layer of scripts/train_layer.star)
 // and peers/torch_lm.py (a llama2.c-architecture language model on uint16 token files);
-// compile_six.star times building and compiling the six kernels of scripts/train_layer.star;
+// compile_layer.star times building and compiling the six kernels of scripts/train_layer.star;
 // lm_kernels.star times the evals of the language model's four kernels; and
 // reliability.sh measures that nothing is lost and nothing is fatal (kills during saves,
 // interrupt-then-resume, bad inputs). The peers are written here from the scripts and the formulas their

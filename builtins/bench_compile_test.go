@@ -5,28 +5,30 @@ import (
 	"io"
 	"testing"
 
-	"github.com/anestar/anestar/ane"
-	"github.com/anestar/anestar/mil"
 	"go.starlark.net/starlark"
 )
 
-// layerKernelsSrc builds the five weight-bearing kernels of scripts/train_layer.star at the reference
-// sizes, as the script does before every batch: the Starlark kernel builders of lib/layer_kernels.star
-// with the weights of lib/model.star.
+// layerKernelsSrc builds the four kernels of scripts/train_layer.star at the reference sizes, as the
+// script does before every optimizer window: train.star's layer_programs with the weights of
+// lib/model.star baked in (nn.star's pieces, the backward programs by mil.grad); compile_all also
+// compiles them as the script does (ane.compile: packing and the emulator's compile) and closes them.
 const layerKernelsSrc = `
-load("lib/layer_kernels.star", "causal_mask", "ffn_bwd", "ffn_fwd_taps", "qkv_bwd", "sdpa_bwd1", "sdpa_fwd_taps")
+load("lib/train.star", "layer_compile", "layer_programs")
 load("lib/model.star", "init_weights")
 P = struct(dim = 768, hidden = 2048, heads = 12, seq = 512)
 W = init_weights(P)
-MASK = causal_mask(P.seq)
 def build():
-    return [gen[0] for gen in [sdpa_fwd_taps(P, W, MASK), ffn_fwd_taps(P, W), ffn_bwd(P, W), sdpa_bwd1(P, W, MASK), qkv_bwd(P, W)]]
+    g = layer_programs(P, W)
+    return [g.attn.fwd, g.attn.bwd, g.ffn.fwd, g.ffn.bwd]
+def compile_all():
+    for k in layer_compile(layer_programs(P, W)).K.values():
+        k.close()
 `
 
-// layerKernels prepares a session that has run layerKernelsSrc and returns a function that builds the
-// five programs (Starlark builders, weight transposes, weight files and the final check of Build).
-func layerKernels(b *testing.B) (build func() ([]*mil.Program, []mil.Weights), s *session) {
-	s = &session{cfg: &Config{BackendName: "emulator"}, ctx: context.Background(), rng: newRNG(1), loads: map[string]*loadEntry{}}
+// layerKernels prepares a session that has run layerKernelsSrc and returns a function that calls
+// its function name.
+func layerKernels(b *testing.B, name string) func() starlark.Value {
+	s := &session{cfg: &Config{BackendName: "emulator"}, ctx: context.Background(), rng: newRNG(1), loads: map[string]*loadEntry{}}
 	s.out = &lineWriter{w: io.Discard}
 	s.predeclared = s.makePredeclared()
 	th := s.newThread("bench")
@@ -35,57 +37,38 @@ func layerKernels(b *testing.B) (build func() ([]*mil.Program, []mil.Weights), s
 	if err != nil {
 		b.Fatal(err)
 	}
-	fn := g["build"]
-	build = func() ([]*mil.Program, []mil.Weights) {
+	fn := g[name]
+	return func() starlark.Value {
 		v, err := starlark.Call(th, fn, nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		l := v.(*starlark.List)
-		progs := make([]*mil.Program, l.Len())
-		ws := make([]mil.Weights, l.Len())
-		for i := range progs {
-			progs[i], ws[i], err = l.Index(i).(*milProgram).build("bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		return progs, ws
+		return v
 	}
-	return build, s
 }
 
-// BenchmarkLayerKernelsBuild times building train_layer.star's five weight-bearing programs with
-// their weight files at dim 768, hidden 2048, heads 12, seq 512, without compiling them.
+// BenchmarkLayerKernelsBuild times building train_layer.star's four programs (the Starlark builders,
+// mil.grad, the baked weights) and their weight files at dim 768, hidden 2048, heads 12, seq 512,
+// without compiling them.
 func BenchmarkLayerKernelsBuild(b *testing.B) {
-	build, _ := layerKernels(b)
+	build := layerKernels(b, "build")
 	b.ResetTimer()
 	for b.Loop() {
-		build()
+		l := build().(*starlark.List)
+		for i := range l.Len() {
+			if _, _, err := l.Index(i).(*milProgram).build("bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
 
-// BenchmarkLayerKernelsCompile is BenchmarkLayerKernelsBuild plus compiling the five programs on the
-// emulator: what one batch of train_layer.star spends before it trains.
+// BenchmarkLayerKernelsCompile builds and compiles the four programs on the emulator, as ane.compile
+// does: what one optimizer window of train_layer.star spends before it trains.
 func BenchmarkLayerKernelsCompile(b *testing.B) {
-	build, s := layerKernels(b)
-	be, err := s.getBackend("bench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	compileAll := layerKernels(b, "compile_all")
 	b.ResetTimer()
 	for b.Loop() {
-		progs, ws := build()
-		ks := make([]ane.Kernel, len(progs))
-		for i, p := range progs {
-			if ks[i], err = be.Compile(p, ws[i]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for _, k := range ks {
-			if err := k.Close(); err != nil {
-				b.Fatal(err)
-			}
-		}
+		compileAll()
 	}
 }

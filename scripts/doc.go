@@ -2,8 +2,9 @@
 //
 // The scripts are Starlark, run by `anestar SCRIPT.star` (see docs/builtins.md for the builtins):
 //
-//	train_layer.star          trains one transformer layer as the reference train_large.m does: six
-//	                          kernels with baked-in weights, host-side RMSNorm backward, residuals and
+//	train_layer.star          trains one transformer layer as the reference train_large.m does: the
+//	                          language model's four kernels (nn.star, mil.grad) with the weights baked
+//	                          in, compiled again after each update; host-side RMSNorm, residuals and
 //	                          loss, weight gradients by sgemm on an async queue, Adam, and a compile
 //	                          budget enforced by checkpoint and restart
 //	dynamic.star              the same model and training with the weights as kernel inputs, on the
@@ -13,10 +14,9 @@
 //	lib/model.star            the layer's sizes, weight initialisation, data, FLOP accounting,
 //	                          efficiency report and checkpoint helpers, shared by the training scripts
 //	lib/train.star            what the two layer scripts share: their parameters and checks, the run's
-//	                          state (fresh or resumed), host buffers, compiled kernels with their
-//	                          layouts, the weight-gradient sgemms, the end of a step, the phase times
-//	lib/layer_kernels.star    the six kernel generators of train_layer.star, built with the mil builder;
-//	                          each returns (program, layout), the layout naming its surfaces' channels
+//	                          state (fresh or resumed), the four kernels' programs (weights baked in
+//	                          or as inputs) and their compiled parts, the training step itself, the
+//	                          end of a step, the phase times
 //	lib/nn.star               the layer's forward pieces, written once: projections, RoPE, causal
 //	                          attention with grouped kv heads, SwiGLU, QK-norm
 //	lib/lm_kernels.star       the language model's kernels: nn.star's pieces between named inputs and

@@ -26,9 +26,9 @@ func runScript(t *testing.T, script string, params map[string]string) string {
 	return out.String()
 }
 
-// TestCompileSix runs compile_six.star at a small size and checks that it times every round.
-func TestCompileSix(t *testing.T) {
-	out := runScript(t, "compile_six.star", map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "rounds": "2"})
+// TestCompileLayer runs compile_layer.star at a small size and checks that it times every round.
+func TestCompileLayer(t *testing.T) {
+	out := runScript(t, "compile_layer.star", map[string]string{"dim": "32", "hidden": "64", "heads": "4", "seq": "32", "rounds": "2"})
 	rounds := regexp.MustCompile(`(?m)^round \d: build \d+ ms, compile \d+ ms, total \d+ ms$`).FindAllString(out, -1)
 	if len(rounds) != 2 {
 		t.Errorf("want 2 timed rounds, got:\n%s", out)
