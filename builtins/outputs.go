@@ -146,6 +146,15 @@ func (s *session) refuseScript(path string) error {
 	return nil
 }
 
+// refuseScriptOf is refuseScript for a builtin called on th without a session of its own at hand
+// (a method of a value: the tokenizer's save); nothing where th runs no session.
+func refuseScriptOf(th *starlark.Thread, path string) error {
+	if s, ok := th.Local(sessionKey).(*session); ok {
+		return s.refuseScript(path)
+	}
+	return nil
+}
+
 // prepareSave readies path for a checkpoint save: it refuses the running script, locks the path for the
 // run, and in a fresh run (not --resume) moves a checkpoint an earlier run left there to PATH.prev
 // (replacing an older one: one generation kept) at the first save, saying so, so that a new run never

@@ -169,6 +169,8 @@ func TestWritesRefuseScriptAndSharedMetrics(t *testing.T) {
 		`ckpt.save(SELF, {"w": tensor.ones(2)})`,
 		`ckpt.save_state(SELF, {"w": tensor.ones(2)}, step = 1)`,
 		`process.metrics(SELF)`,
+		`tokenizer.train("abc abd abe", 262).save(SELF)`,
+		`tensor.save_npy(SELF, tensor.ones(2))`,
 	} {
 		src := "SELF = " + quoteStar(script) + "\n" + call + "\n"
 		if err := os.WriteFile(script, []byte(src), 0o644); err != nil {

@@ -253,11 +253,14 @@ func tensorLoadNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	return t, nil
 }
 
-func tensorSaveNpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func tensorSaveNpy(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var path string
 	var t *Tensor
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "t", &t); err != nil {
 		return nil, err
+	}
+	if err := refuseScriptOf(th, path); err != nil {
+		return nil, nameErr(b.Name(), err)
 	}
 	if err := t.readable(b.Name()); err != nil {
 		return nil, err

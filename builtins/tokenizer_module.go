@@ -3,7 +3,9 @@ package builtins
 import (
 	"fmt"
 	"math"
+	"os"
 
+	"github.com/anestar/anestar/internal/memlimit"
 	"github.com/anestar/anestar/tokenizer"
 	"go.starlark.net/starlark"
 )
@@ -39,11 +41,12 @@ var tokenizerType = &typeDef{
 		{sig: "vocab_size", doc: "The number of pieces."},
 		{sig: "fingerprint", doc: "16 hex digits naming the vocabulary (a hash of every piece and score): equal vocabularies, equal fingerprints."},
 		{sig: "piece(id)", doc: "The text of piece id, a space where SentencePiece writes ▁.", fn: tokPiece},
-		{sig: "encode(text, bos = False, eos = False)", doc: "The ids of text, a list of ints: `<s>` first when bos, `</s>` last when eos. " +
-			"Invalid UTF-8 takes the byte fallback.", fn: tokEncode},
+		{sig: "encode(text, bos = False, eos = False, tensor = False)", doc: "The ids of text, a list of ints (with tensor = True a 1-D tensor of ids, " +
+			"a tenth of the memory): `<s>` first when bos, `</s>` last when eos. Invalid UTF-8 takes the byte fallback.", fn: tokEncode},
 		{sig: "decode(ids)", doc: "The text of ids (a list of ints or a 1-D tensor): decode(encode(text)) == text. `<s>` and `</s>` write nothing.", fn: tokDecode},
 		{sig: "save(path)", doc: "Writes the vocabulary as a tokenizer.bin file, usable by llama2.c.", fn: tokSave},
-		{sig: "encode_file(path, bos = False, eos = False)", doc: "Encodes a text file as one string into a 1-D tensor of ids.", fn: tokEncodeFile},
+		{sig: "encode_file(path, bos = False, eos = False)", doc: "Encodes a text file as one string into a 1-D tensor of ids, read in pieces cut before spaces " +
+			"(the same ids, in memory that does not grow with the text) unless a piece of the vocabulary holds a space inside.", fn: tokEncodeFile},
 		{sig: "read_tokens(path)", doc: "Reads a token file (little-endian uint16 ids, no header) into a 1-D tensor of ids. " +
 			"An id beyond the vocabulary is an error naming its position.", fn: tokReadTokens},
 		{sig: "byte_lengths()", doc: "A tensor [vocab_size] of the bytes of text each id stands for, for bits per byte: its piece's " +
@@ -123,17 +126,41 @@ func tokPiece(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 func tokEncode(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	t := b.Receiver().(*tokenizerValue).t
 	var text string
-	var bos, eos bool
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &text, "bos?", &bos, "eos?", &eos); err != nil {
+	var bos, eos, asTensor bool
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &text, "bos?", &bos, "eos?", &eos, "tensor?", &asTensor); err != nil {
 		return nil, err
 	}
+	if err := memlimit.Check(encodeBytes(t, len(text)), fmt.Sprintf("encoding a text of %d bytes", len(text))); err != nil {
+		return nil, nameErrf(b.Name(), "%v: encode a file with t.encode_file(path) (a tensor) or `anestar tokenize` (a token file), which stream it", err)
+	}
 	ids := t.Encode(text, bos, eos)
+	if asTensor {
+		if len(ids) == 0 {
+			return nil, nameErrf(b.Name(), "the text has no tokens: a tensor cannot be empty")
+		}
+		return idTensor(b.Name(), "the text", t.VocabSize(), ids)
+	}
+	if err := memlimit.Check(listBytesPerID*uint64(len(ids)), fmt.Sprintf("a list of %d ids", len(ids))); err != nil {
+		return nil, nameErrf(b.Name(), "%v: ask for a tensor (tensor = True: 4 bytes an id)", err)
+	}
 	elems := make([]starlark.Value, len(ids))
 	for i, id := range ids {
 		elems[i] = starlark.MakeInt(id)
 	}
 	return starlark.NewList(elems), nil
 }
+
+// encodeBytes bounds the memory Encode takes for n bytes of text: the ids returned (int) and, where
+// merges may cross spaces, the ids before merging and the merger's links and heap.
+func encodeBytes(t *tokenizer.Tokenizer, n int) uint64 {
+	if t.CanStream() {
+		return 16 * uint64(n)
+	}
+	return 40 * uint64(n)
+}
+
+// listBytesPerID is about what a Starlark list takes per int: the interface value and the int.
+const listBytesPerID = 48
 
 func tokDecode(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	t := b.Receiver().(*tokenizerValue).t
@@ -178,11 +205,14 @@ func tensorIDs(fn string, x *Tensor) ([]int, error) {
 	return ids, nil
 }
 
-func tokSave(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func tokSave(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	t := b.Receiver().(*tokenizerValue).t
 	var path string
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
 		return nil, err
+	}
+	if err := refuseScriptOf(th, path); err != nil {
+		return nil, nameErr(b.Name(), err)
 	}
 	if err := t.Save(path); err != nil {
 		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
@@ -197,11 +227,60 @@ func tokEncodeFile(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "bos?", &bos, "eos?", &eos); err != nil {
 		return nil, err
 	}
+	if t.CanStream() && t.VocabSize() <= 1<<24 {
+		return encodeFileStream(b.Name(), t, path, bos, eos)
+	}
 	data, err := tokenizer.ReadFile(path)
 	if err != nil {
 		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}
+	if err := memlimit.Check(encodeBytes(t, len(data)), fmt.Sprintf("encoding %s (%d bytes) whole", path, len(data))); err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
 	return idTensor(b.Name(), path, t.VocabSize(), t.Encode(string(data), bos, eos))
+}
+
+// encodeFileStream encodes the text file at path with tokenizer.EncodeStream into float32 ids: memory
+// is the ids alone (grown by doubling, each growth checked against what can be allocated).
+func encodeFileStream(fn string, t *tokenizer.Tokenizer, path string, bos, eos bool) (starlark.Value, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nameErrf(fn, "%v", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, nameErrf(fn, "%s is not a regular file", path)
+	}
+	var data []float32
+	add := func(ids []int) error {
+		if need := len(data) + len(ids); need > cap(data) {
+			grown := max(2*cap(data), need, 1<<16)
+			if err := memlimit.Check(4*uint64(grown), fmt.Sprintf("the ids of %s (%d so far)", path, len(data))); err != nil {
+				return err
+			}
+			data = append(make([]float32, 0, grown), data...)
+		}
+		for _, id := range ids {
+			data = append(data, float32(id))
+		}
+		return nil
+	}
+	if err := t.EncodeStream(f, bos, add, nil); err != nil {
+		return nil, nameErr(fn, trimPrefix(err, "tokenizer: "))
+	}
+	if eos {
+		if err := add([]int{tokenizer.EOS}); err != nil {
+			return nil, nameErr(fn, err)
+		}
+	}
+	if len(data) == 0 {
+		return nil, nameErrf(fn, "%s holds no tokens", path)
+	}
+	x, err := TensorOf(data, len(data))
+	if err != nil {
+		return nil, nameErr(fn, err)
+	}
+	return x, nil
 }
 
 func tokReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -210,11 +289,7 @@ func tokReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
 		return nil, err
 	}
-	ids, err := tokenizer.LoadTokens(path, t.VocabSize())
-	if err != nil {
-		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
-	}
-	return idTensor(b.Name(), path, t.VocabSize(), ids)
+	return tokenTensor(b.Name(), path, t.VocabSize())
 }
 
 func tokenizerReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -226,14 +301,31 @@ func tokenizerReadTokens(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	if vocab < 1 || vocab > 1<<16 {
 		return nil, fmt.Errorf("%s: vocab = %d: uint16 ids need a vocabulary of 1 to 65536", b.Name(), vocab)
 	}
-	ids, err := tokenizer.LoadTokens(path, vocab)
-	if err != nil {
-		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
-	}
-	return idTensor(b.Name(), path, vocab, ids)
+	return tokenTensor(b.Name(), path, vocab)
 }
 
 // idTensor returns ids as a 1-D float32 tensor.
+// tokenTensor reads the token file at path into a 1-D tensor of ids, memory checked before it is
+// allocated (tokenizer.LoadTokensFloat32: the tensor is all it takes).
+func tokenTensor(fn, path string, vocab int) (starlark.Value, error) {
+	var x *Tensor
+	_, err := tokenizer.LoadTokensFloat32(path, vocab, func(n int) ([]float32, error) {
+		if n == 0 {
+			return nil, fmt.Errorf("%s holds no tokens", path)
+		}
+		var err error
+		x, err = NewTensor(n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		return x.data, nil
+	})
+	if err != nil {
+		return nil, nameErr(fn, trimPrefix(err, "tokenizer: "))
+	}
+	return x, nil
+}
+
 func idTensor(fn, path string, vocab int, ids []int) (starlark.Value, error) {
 	if vocab > 1<<24 {
 		return nil, nameErrf(fn, "a vocabulary of %d pieces has ids that float32 cannot hold exactly (at most 2^24)", vocab)

@@ -20,16 +20,8 @@ import (
 // "train").
 func metricsLines(t *testing.T, path string) []string {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("%s: %q: %v", path, line, err)
-		}
+	for _, rec := range readJSONL(t, path) {
 		kind := "train"
 		if _, ok := rec["val_loss"]; ok {
 			kind = "val"
@@ -40,6 +32,24 @@ func metricsLines(t *testing.T, path string) []string {
 }
 
 func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// readJSONL reads a JSON-lines file (a metrics file) as one map per line.
+func readJSONL(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%s: %q: %v", path, line, err)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
 
 // appendKilledLines adds the lines a run killed after its checkpoint wrote: the resumed run redoes those steps.
 func appendKilledLines(t *testing.T, path string, lines ...string) {
@@ -153,7 +163,8 @@ func TestLMRefusesGarbageBeforeAnyStep(t *testing.T) {
 
 // Messages that misled: a val_frac too small for any validation text (it said "tensor.from_list: empty
 // list"), a run of no steps (it printed rates of nothing), a sample window not a multiple of 32 (it blamed
-// the model's max_seq_len).
+// the model's max_seq_len), a train_layer checkpoint sampled, an init model's vocabulary against
+// another tokenizer's (it offered a --set vocab that the model's header refuses).
 func TestMessagesSayWhatIsWrong(t *testing.T) {
 	base := map[string]string{"dim": "64", "layers": "1", "heads": "4", "kv_heads": "2", "hidden": "192", "vocab": "300",
 		"seq": "32", "batch": "2", "warmup": "0", "eval_every": "0", "ckpt": `""`, "metrics": `""`}
@@ -189,5 +200,12 @@ func TestMessagesSayWhatIsWrong(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "not a checkpoint of a language model") {
 		t.Errorf("sample of a train_layer checkpoint: %v", err)
+	}
+	// init of a model with another model's tokenizer (it suggested a --set vocab the header then refused).
+	exp := filepath.Join(t.TempDir(), "m.bin")
+	mustRunLM(t, with("data", quote("testdata/lm_ref/tokens.bin"), "steps", "1", "export", quote(exp)), false)
+	if _, _, err := runLM(t, map[string]string{"init": quote(exp), "tokenizer": quote("../tokenizer/testdata/sp_opticks_512.bin"), "eval_only": "True", "ckpt": `""`}, false); err == nil ||
+		!strings.Contains(err.Error(), "has a vocabulary of 300 pieces") || strings.Contains(err.Error(), "--set vocab") {
+		t.Errorf("init with another model's tokenizer: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -185,6 +186,16 @@ func TestTrainLMInitExport(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "its header has dim = 64") {
 		t.Errorf("contradicting --set dim=128: %v", err)
 	}
+	// Without --set seq the header's context is the window (the default, 128, is not taken).
+	long := filepath.Join(dir, "long.bin")
+	mustRunLM(t, lmSmall(dir, "seq", "64", "steps", "1", "eval_every", "0", "export", quote(long), "ckpt", `""`, "metrics", `""`), false)
+	bare := map[string]string{"data": quote("testdata/lm_ref/tokens.bin"), "batch": "2", "init": quote(long), "ckpt": `""`, "eval_only": "True"}
+	if _, out = mustRunLM(t, bare, false); !strings.Contains(out, "vocab 300, seq 64 ===") {
+		t.Errorf("init of a 64-position model without --set seq: want seq 64:\n%s", out)
+	}
+	if _, out = mustRunLM(t, withParams(bare, "seq", "32"), false); !strings.Contains(out, "vocab 300, seq 32 ===") {
+		t.Errorf("init with --set seq=32: want seq 32:\n%s", out)
+	}
 }
 
 // TestTrainLMText trains on the shipped corpus (data = "", found beside the script) with a vocabulary
@@ -356,5 +367,43 @@ func TestTrainLMResumeTakesSizes(t *testing.T) {
 	}
 	if _, _, err := runLM(t, withParams(again, "dim", "128"), true); err == nil || !strings.Contains(err.Error(), "dim = 96, this run has dim = 128") {
 		t.Errorf("resume with a contradicting --set dim=128: %v", err)
+	}
+}
+
+// TestTrainLMAccum trains with accum = 2, batch = 2 and with batch = 4 in fp32 numerics without dropout:
+// the same sequences per step (drawn as one batch of accum x batch), the gradient of their mean loss,
+// so the same losses within rounding (the groups per eval differ: 2 and 4 sequences side by side).
+func TestTrainLMAccum(t *testing.T) {
+	dir := t.TempDir()
+	losses := func(kv ...string) []float64 {
+		m := filepath.Join(dir, kv[1]+".jsonl")
+		p := lmSmall(dir, append([]string{"dropout", "0.0", "steps", "8", "eval_every", "0", "ckpt", `""`, "metrics", quote(m)}, kv...)...)
+		var out strings.Builder
+		if _, err := builtins.Run(context.Background(), builtins.Config{
+			Script: "train_lm.star", Backend: emulator.New(emulator.Options{Numerics: emulator.FP32}), Params: p, Stdout: &out,
+		}); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		var l []float64
+		for _, r := range readJSONL(t, m) {
+			if v, ok := r["loss"].(float64); ok {
+				l = append(l, v)
+			}
+		}
+		if len(l) != 8 {
+			t.Fatalf("%v: %d step losses, want 8", kv, len(l))
+		}
+		return l
+	}
+	a, b := losses("batch", "4"), losses("batch", "2", "accum", "2")
+	for i := range a {
+		if d := math.Abs(a[i]-b[i]) / math.Abs(a[i]); d > 1e-4 {
+			t.Errorf("step %d: loss %.7f with batch 4, %.7f with accum 2 x batch 2 (%.2g relative)", i+1, a[i], b[i], d)
+		}
+	}
+	t.Logf("batch 4: %.6f -> %.6f; accum 2 x 2: %.6f -> %.6f", a[0], a[7], b[0], b[7])
+	c := losses("batch", "1", "accum", "4") // four batches of one: the slots reused batch after batch
+	if d := math.Abs(a[7]-c[7]) / a[7]; d > 1e-4 {
+		t.Errorf("step 8: loss %.7f with batch 4, %.7f with accum 4 x batch 1", a[7], c[7])
 	}
 }

@@ -43,7 +43,7 @@ func (t *Tokenizer) EncodeProgress(text string, bos, eos bool, progress func(don
 			out = append(out, int(id))
 		}
 	} else {
-		out = t.encodeWords(out, text, &m, progress)
+		out = t.encodeWords(out, text, true, &m, map[string][]int32{}, progress)
 	}
 	if eos {
 		out = append(out, EOS)
@@ -54,9 +54,9 @@ func (t *Tokenizer) EncodeProgress(text string, bos, eos bool, progress func(don
 // encodeWords appends the ids of text, merged a word at a time: when no text piece holds a space after
 // its first byte, no merge crosses a space, and the merges in one word do not depend on the others
 // (run.c takes the highest score over all words, which is the highest of each word in turn).
-// Repeated words are merged once.
-func (t *Tokenizer) encodeWords(out []int, text string, m *merger, progress func(done, total int)) []int {
-	cache := map[string][]int32{}
+// Repeated words are merged once (cache holds them). first says text is the start of the whole text:
+// its first word follows the dummy prefix; a later piece of it (EncodeStream's) starts at a space.
+func (t *Tokenizer) encodeWords(out []int, text string, first bool, m *merger, cache map[string][]int32, progress func(done, total int)) []int {
 	pair := t.pair()
 	var buf []int32
 	next := 1 << 20
@@ -68,7 +68,7 @@ func (t *Tokenizer) encodeWords(out []int, text string, m *merger, progress func
 		w := text[pos:end]
 		toks, ok := cache[w]
 		switch {
-		case pos == 0: // the first word, after the dummy prefix
+		case pos == 0 && first: // the first word, after the dummy prefix
 			toks = m.run(t.initial(w, buf[:0]), pair)
 		case !ok:
 			buf = t.chars(buf[:0], w)

@@ -3,6 +3,8 @@ package tokenizer
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/anestar/anestar/internal/atomicfile"
 )
@@ -83,4 +85,48 @@ func LoadTokens(path string, vocabSize int) ([]int, error) {
 		return nil, fmt.Errorf("tokenizer: %s: %v", path, err)
 	}
 	return ids, nil
+}
+
+// LoadTokensFloat32 reads the token file at path as LoadTokens does, into float32 ids (exact below
+// 2^24) in a slice that alloc returns for the file's token count (alloc may refuse: a tensor too large
+// for the memory left), reading the file a MiB at a time: memory is the result alone.
+func LoadTokensFloat32(path string, vocabSize int, alloc func(n int) ([]float32, error)) ([]float32, error) {
+	if err := checkTokenVocab(vocabSize); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %v", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %v", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("tokenizer: %s is not a regular file", path)
+	}
+	if st.Size()%2 != 0 {
+		return nil, fmt.Errorf("tokenizer: %s: offset %d: odd length %d: a token file holds 2-byte ids", path, st.Size()-1, st.Size())
+	}
+	out, err := alloc(int(st.Size() / 2))
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 1<<20)
+	for i := 0; i < len(out); {
+		n, err := io.ReadFull(f, buf[:min(len(buf), 2*(len(out)-i))])
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %s: offset %d: %v (the file changed while read?)", path, 2*i, err)
+		}
+		for j := 0; j < n; j += 2 {
+			id := binary.LittleEndian.Uint16(buf[j:])
+			if int(id) >= vocabSize {
+				return nil, fmt.Errorf("tokenizer: %s: token %d (offset %d): id %d outside the vocabulary of %d pieces", path, i, 2*i, id, vocabSize)
+			}
+			out[i] = float32(id)
+			i++
+		}
+	}
+	return out, nil
 }

@@ -167,6 +167,20 @@ y = p.op("conv", x = x, weight = w, pad_type = p.const("custom"), pad = p.const(
 p.output(y)
 ane.compile(p)
 `))
+	// 100 MB of text under a 4 GB address limit: tokenize and encode_file stream it, encode of the
+	// whole string refuses or succeeds (each ended in a fatal out-of-memory before streaming).
+	book, err := os.ReadFile("../../data/Isaac.Newton-Opticks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigText := write("big.txt", bytes.Repeat(book, 100<<20/len(book)+1))
+	vocab := filepath.Join(dir, "vocab.bin")
+	if code, out := runHostileSetup("tokenize", "-q", "--train", "512", "--save", vocab, write("book.txt", book)); code != 0 {
+		t.Fatalf("training a vocabulary: %s", out)
+	}
+	add("tokenize 100 MB under ulimit", 4000000, "tokenize", "-q", "-t", vocab, bigText, "-o", filepath.Join(dir, "big.bin"))
+	add("tokenizer.encode_file 100 MB under ulimit", 4000000, script("enc_file.star", fmt.Sprintf("tokenizer.read(%q).encode_file(%q)\n", vocab, bigText)))
+	add("tokenizer.encode 100 MB string under ulimit", 4000000, script("enc_str.star", fmt.Sprintf("tokenizer.read(%q).encode(tokenizer.read_text(%q))\n", vocab, bigText)))
 	add("ckpt.save keep=1e8", 0, script("keep.star", fmt.Sprintf("for i in range(3):\n    ckpt.save(%q, {\"w\": tensor.ones(2)}, keep = 100000000)\n", filepath.Join(dir, "keep.safetensors"))))
 
 	// Checkpoints: a valid training state, then truncations and random byte flips of it, loaded
@@ -230,9 +244,9 @@ ane.compile(p)
 	return cases
 }
 
-// runHostileSetup runs a script that makes a file a case needs.
-func runHostileSetup(script string) (int, string) {
-	cmd := runAsCommand(script)
+// runHostileSetup runs anestar (a script, or a command and its arguments) to make a file a case needs.
+func runHostileSetup(args ...string) (int, string) {
+	cmd := runAsCommand(args...)
 	out, _ := cmd.CombinedOutput()
 	return cmd.ProcessState.ExitCode(), string(out)
 }

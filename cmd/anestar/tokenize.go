@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/anestar/anestar/internal/atomicfile"
 	"github.com/anestar/anestar/internal/safefile"
 	"github.com/anestar/anestar/tokenizer"
 	"github.com/spf13/pflag"
@@ -59,7 +62,9 @@ func tokenizeUsage(w io.Writer, fs *pflag.FlagSet) {
   anestar tokenize -t tok.bin --ids "some text"                  print the ids of a text
 
 Vocabularies are llama2.c tokenizer.bin files; token files hold little-endian uint16 ids, no header
-(llama2.c's and nanoGPT's .bin). The text is encoded as one string, without <s> unless --bos.
+(llama2.c's and nanoGPT's .bin). The text is encoded as one string, without <s> unless --bos: read
+and encoded in pieces cut before spaces (the same ids, in memory that does not grow with the text)
+unless a piece of the vocabulary holds a space inside, or --train needs the text whole.
 Counts and characters per token go to standard error, with a progress line on inputs over 1 MiB.
 Exit codes: 0 ok, 1 a file is missing or invalid, 2 usage error.
 
@@ -153,6 +158,18 @@ func runTokenize(args []string, stdout, stderr io.Writer) int {
 	}
 
 	in := fs.Arg(0)
+	if !fs.Changed("train") && tok.CanStream() { // a text of any size, in bounded memory
+		if tok.VocabSize() > tokenizer.MaxTokenFileVocab {
+			return fail(fmt.Errorf("%s has %d pieces: uint16 token files hold ids of vocabularies of at most %d pieces", o.vocab, tok.VocabSize(), tokenizer.MaxTokenFileVocab))
+		}
+		st, err := encodeFile(tok, in, o.output, o.bos, stderr, o.quiet)
+		if err != nil {
+			return fail(err)
+		}
+		report("%s: %d bytes, %d chars, %d tokens (vocabulary of %d pieces), %s chars/token; wrote %s\n",
+			in, st.bytes, st.chars, st.tokens, tok.VocabSize(), perToken(st.chars, st.tokens), o.output)
+		return exitOK
+	}
 	data, err := tokenizer.ReadFile(in)
 	if err != nil {
 		return fail(err)
@@ -188,6 +205,54 @@ func runTokenize(args []string, stdout, stderr io.Writer) int {
 	report("%s: %d bytes, %d chars, %d tokens (vocabulary of %d pieces), %s chars/token; wrote %s\n",
 		in, len(data), n, len(ids), tok.VocabSize(), perToken(n, len(ids)), o.output)
 	return exitOK
+}
+
+// encodeStats counts what encodeFile read and wrote.
+type encodeStats struct{ bytes, chars, tokens int }
+
+// encodeFile encodes the text file in to the token file out (atomically) with tokenizer.EncodeStream:
+// memory does not grow with the text. A progress line goes to stderr for inputs over largeInput.
+func encodeFile(tok *tokenizer.Tokenizer, in, out string, bos bool, stderr io.Writer, quiet bool) (encodeStats, error) {
+	var st encodeStats
+	info, err := os.Stat(in)
+	if err != nil {
+		return st, fmt.Errorf("tokenizer: %v", err)
+	}
+	if !info.Mode().IsRegular() {
+		return st, fmt.Errorf("tokenizer: %s is not a regular file", in)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		return st, fmt.Errorf("tokenizer: %v", err)
+	}
+	defer f.Close()
+	prog := newLineProgress(stderr, !quiet && info.Size() >= largeInput)
+	err = atomicfile.WriteFunc(out, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		var buf []byte
+		err := tok.EncodeStream(f, bos, func(ids []int) error {
+			var err error
+			if buf, err = tokenizer.AppendTokens(buf[:0], ids, tok.VocabSize()); err != nil {
+				return err
+			}
+			st.tokens += len(ids)
+			_, err = bw.Write(buf)
+			return err
+		}, func(piece []byte, read int64) {
+			st.bytes += len(piece)
+			st.chars += utf8.RuneCount(piece)
+			prog.show("encoding: %d%%", 100*read/max(info.Size(), 1))
+		})
+		if err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	prog.clear()
+	if err != nil {
+		return st, fmt.Errorf("writing %s: %v", out, err)
+	}
+	return st, nil
 }
 
 func joinInts(ids []int) string {

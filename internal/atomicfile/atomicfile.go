@@ -4,6 +4,7 @@ package atomicfile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,11 +14,20 @@ import (
 // temporary file in the same folder that is renamed to name. On error the temporary file is removed and
 // name is untouched.
 func Write(name string, data []byte, perm fs.FileMode) error {
+	return WriteFunc(name, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFunc is Write with the data written by fill, as it comes (a file too large to hold in memory):
+// an error from fill leaves name untouched.
+func WriteFunc(name string, perm fs.FileMode, fill func(w io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(data)
+	werr := fill(tmp)
 	cerr := tmp.Close()
 	err = errors.Join(werr, cerr)
 	if err == nil {

@@ -1,0 +1,96 @@
+package tokenizer
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// StreamChunk is about how many bytes of text EncodeStream reads and encodes at a time.
+const StreamChunk = 4 << 20
+
+// maxCachedWords bounds EncodeStream's table of merged words: past it the table starts again, so
+// memory does not grow with a corpus's distinct words.
+const maxCachedWords = 1 << 20
+
+// CanStream reports whether EncodeStream can encode with this vocabulary: no text piece holds a space
+// after its first byte, so no merge crosses a space and the text can be cut before any space.
+func (t *Tokenizer) CanStream() bool { return t.splitSpaces }
+
+// EncodeStream encodes the text read from r as Encode(text, bos, false) encodes it whole, about
+// StreamChunk bytes at a time, each piece of text cut where a space is followed by a non-space (so no
+// word and no run of spaces is cut; a piece grows until it holds such a place or the text ends).
+// emit gets the ids of each piece in order and must not keep the slice; progress, when not nil, gets
+// each piece's text after its ids (it must not keep it) and the bytes read so far. Memory: a piece of text, its ids and a table of merged
+// words, never the whole text. A vocabulary that cannot stream (CanStream) is an error.
+func (t *Tokenizer) EncodeStream(r io.Reader, bos bool, emit func(ids []int) error, progress func(piece []byte, read int64)) error {
+	return t.encodeStream(r, bos, emit, progress, StreamChunk)
+}
+
+// encodeStream is EncodeStream reading chunk bytes at a time.
+func (t *Tokenizer) encodeStream(r io.Reader, bos bool, emit func(ids []int) error, progress func(piece []byte, read int64), chunk int) error {
+	if !t.splitSpaces {
+		return fmt.Errorf("tokenizer: a piece of this vocabulary holds a space after its first byte, so merges cross spaces: the text must be encoded whole")
+	}
+	var m merger
+	var out []int
+	if bos {
+		out = append(out, BOS)
+	}
+	cache := map[string][]int32{}
+	buf := make([]byte, 0, chunk)
+	var read int64
+	first, eof := true, false
+	for {
+		for !eof && len(buf) < cap(buf) {
+			n, err := r.Read(buf[len(buf):cap(buf)])
+			buf, read = buf[:len(buf)+n], read+int64(n)
+			if err == io.EOF {
+				eof = true
+			} else if err != nil {
+				return fmt.Errorf("tokenizer: reading the text: %v", err)
+			}
+		}
+		cut := len(buf)
+		if !eof {
+			if cut = lastCut(buf); cut < 0 { // one long word: read on
+				buf = append(buf[:cap(buf)], make([]byte, cap(buf))...)[:len(buf)]
+				continue
+			}
+		}
+		if len(cache) > maxCachedWords {
+			clear(cache)
+		}
+		out = t.encodeWords(out, string(buf[:cut]), first, &m, cache, nil)
+		first = first && cut == 0
+		if len(out) > 0 {
+			if err := emit(out); err != nil {
+				return err
+			}
+		}
+		out = out[:0]
+		if progress != nil {
+			progress(buf[:cut], read)
+		}
+		buf = buf[:copy(buf, buf[cut:])]
+		if eof && len(buf) == 0 {
+			return nil
+		}
+	}
+}
+
+// lastCut returns the position of the last space in text that a non-space follows (not at 0, so the
+// piece before it is not empty), or -1.
+func lastCut(text []byte) int {
+	for i := len(text) - 2; i > 0; {
+		j := bytes.LastIndexByte(text[:i+1], ' ')
+		if j <= 0 {
+			return -1
+		}
+		if text[j+1] != ' ' {
+			return j
+		}
+		i = j - 1
+	}
+	return -1
+}

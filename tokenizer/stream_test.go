@@ -1,0 +1,125 @@
+package tokenizer
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// streamIDs encodes text with encodeStream in chunks of chunk bytes and returns the ids emitted.
+func streamIDs(t *testing.T, tok *Tokenizer, text string, bos bool, chunk int) []int {
+	t.Helper()
+	var got []int
+	err := tok.encodeStream(strings.NewReader(text), bos, func(ids []int) error {
+		got = append(got, ids...)
+		return nil
+	}, nil, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestEncodeStreamMatchesEncode: on random vocabularies that can stream and random texts (runs of
+// spaces, newlines, invalid UTF-8, NUL), chunks of 1 to 9 bytes give Encode's ids, <s> included.
+func TestEncodeStreamMatchesEncode(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	tested := 0
+	for v := range 200 {
+		pieces, scores := randomVocab(r, v%2 == 0)
+		for i, p := range pieces { // no space after a piece's first byte: a vocabulary that can stream
+			if i > 2 && strings.Contains(p[1:], " ") {
+				pieces[i] = strings.ReplaceAll(p[:1]+strings.ReplaceAll(p[1:], " ", "b"), "\x00", "")
+			}
+		}
+		tok, err := New(pieces, scores)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tok.CanStream() {
+			continue
+		}
+		tested++
+		for range 20 {
+			text := randomText(r) + randomText(r)
+			bos := r.IntN(2) == 0
+			want := tok.Encode(text, bos, false)
+			for chunk := 1; chunk < 10; chunk++ {
+				if got := streamIDs(t, tok, text, bos, chunk); !slices.Equal(got, want) {
+					t.Fatalf("vocab %d, text %q, chunks of %d: got %v, want %v", v, text, chunk, got, want)
+				}
+			}
+		}
+	}
+	if tested < 50 {
+		t.Fatalf("only %d vocabularies could stream", tested)
+	}
+}
+
+// TestEncodeStreamCorpus streams the shipped corpus with a vocabulary trained here and with
+// SentencePiece's (BPE, 1024 pieces) in chunks of 64 KiB: Encode's ids; the pieces given to progress make the text.
+func TestEncodeStreamCorpus(t *testing.T) {
+	data, err := os.ReadFile("../data/Isaac.Newton-Opticks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	trained, err := Train(text[:200000], 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := Load("testdata/sp_opticks_1024.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sp.CanStream() {
+		t.Fatal("SentencePiece's BPE vocabulary cannot stream: a piece holds a space inside")
+	}
+	for _, tok := range []*Tokenizer{trained, sp} {
+		want := tok.Encode(text, false, false)
+		var got []int
+		var last int64
+		var pieces strings.Builder
+		err := tok.encodeStream(strings.NewReader(text), false, func(ids []int) error {
+			got = append(got, ids...)
+			return nil
+		}, func(piece []byte, read int64) { pieces.Write(piece); last = read }, 64<<10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) || last != int64(len(text)) || pieces.String() != text {
+			t.Fatalf("%d ids streamed, %d whole (equal %v); %d bytes read of %d; the pieces make the text: %v",
+				len(got), len(want), slices.Equal(got, want), last, len(text), pieces.String() == text)
+		}
+	}
+}
+
+// TestEncodeStreamErrors: a vocabulary whose pieces hold spaces inside cannot stream; emit's and the
+// reader's errors come back.
+func TestEncodeStreamErrors(t *testing.T) {
+	spaced, err := New([]string{"<unk>", "<s>", "</s>", " ", "a", " a", "a a"}, []float32{0, 0, 0, 0, 0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spaced.CanStream() || spaced.EncodeStream(strings.NewReader("a a"), false, func([]int) error { return nil }, nil) == nil {
+		t.Error("a vocabulary with a space inside a piece streamed")
+	}
+	tok, err := Train("a b c a b", 262)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	if err := tok.EncodeStream(strings.NewReader("a b c"), false, func([]int) error { return stop }, nil); err != stop {
+		t.Errorf("emit's error: got %v", err)
+	}
+	if err := tok.EncodeStream(errReader{}, false, func([]int) error { return nil }, nil); err == nil || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("the reader's error: got %v", err)
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("broken") }
