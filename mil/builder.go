@@ -299,6 +299,22 @@ func (b *Builder) WeightFunc(name string, dt DType, shape []int, unit int, fill 
 	})
 }
 
+// WeightBytes is Weight with the values given as encoded data of dtype dt (a blob's bytes, copied as
+// they are: no conversion).
+func (b *Builder) WeightBytes(name string, dt DType, shape []int, data []byte) *Var {
+	n := -1
+	if size := dt.Bits() / 8; size > 0 && len(data)%size == 0 {
+		n = len(data) / size
+	}
+	if n < 0 {
+		b.keep(opError(name, "const", "%d bytes of %s data: not whole values", len(data), dt))
+		return nil
+	}
+	return b.addWeight(WeightPath(name), name, dt, shape, n, func(w *BlobWriter) (uint64, error) {
+		return w.Add(dt, data)
+	})
+}
+
 // WeightZeros is Weight for a caller that has nvals values but only needs the program checked (a dry
 // run): the const, its type and its weight file's layout are Weight's, checked alike, and the data is
 // left zero instead of encoded.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"unsafe"
 )
 
 // The vector-Jacobian rules of Grad, one per op kind. A rule is given the op and the cotangent ct of its
@@ -621,27 +622,64 @@ func gradConv(g *grader, op *Op, ct *Var) error {
 }
 
 // transposedWeight adds the const weight w [Cout, Cin, 1, ...] transposed to [Cin, Cout, 1, ...], in a
-// weight file of its own.
+// weight file of its own: a blob's bytes are moved as they are (no decoding), other values converted.
 func (g *grader) transposedWeight(w string, v *Value, ws []int) (*Var, error) {
-	data, err := v.Float32s(g.w)
-	if err != nil {
-		return nil, fmt.Errorf("weight %s: %v", w, err)
-	}
 	co, ci := ws[0], ws[1]
-	t := make([]float32, len(data))
-	for o := range co {
-		for i := range ci {
-			t[i*co+o] = data[o*ci+i]
-		}
-	}
 	shape := append([]int{ci, co}, ws[2:]...)
-	c := g.b.Weight(g.fresh(w+"_t"), v.Type.DType, shape, t)
+	var c *Var
+	if v.Blob != nil {
+		dt, data, err := v.blobData(g.w)
+		if err != nil {
+			return nil, fmt.Errorf("weight %s: %v", w, err)
+		}
+		c = g.b.WeightBytes(g.fresh(w+"_t"), dt, shape, transposeBytes(data, co, ci, dt.Bits()/8))
+	} else {
+		data, err := v.Float32s(g.w)
+		if err != nil {
+			return nil, fmt.Errorf("weight %s: %v", w, err)
+		}
+		t := make([]float32, len(data))
+		for o := range co {
+			for i := range ci {
+				t[i*co+o] = data[o*ci+i]
+			}
+		}
+		c = g.b.Weight(g.fresh(w+"_t"), v.Type.DType, shape, t)
+	}
 	if c == nil {
 		err := g.b.err
 		g.b.err = nil
 		return nil, err
 	}
 	return c, nil
+}
+
+// transposeBytes returns the rows x cols matrix of size-byte elements in data transposed, in blocks
+// that stay in the cache (2-byte elements, fp16's and bf16's, as uint16s).
+func transposeBytes(data []byte, rows, cols, size int) []byte {
+	out := make([]byte, len(data))
+	const blk = 32
+	if size == 2 && len(data) > 0 && uintptr(unsafe.Pointer(&data[0]))%2 == 0 {
+		src := unsafe.Slice((*uint16)(unsafe.Pointer(&data[0])), rows*cols)
+		dst := unsafe.Slice((*uint16)(unsafe.Pointer(&out[0])), rows*cols)
+		for r0 := 0; r0 < rows; r0 += blk {
+			for c0 := 0; c0 < cols; c0 += blk {
+				for r := r0; r < min(r0+blk, rows); r++ {
+					row := src[r*cols : (r+1)*cols]
+					for c := c0; c < min(c0+blk, cols); c++ {
+						dst[c*rows+r] = row[c]
+					}
+				}
+			}
+		}
+		return out
+	}
+	for r := range rows {
+		for c := range cols {
+			copy(out[(c*rows+r)*size:(c*rows+r+1)*size], data[(r*cols+c)*size:(r*cols+c+1)*size])
+		}
+	}
+	return out
 }
 
 func unitDims(n int) []int { return slices.Repeat([]int{1}, n) }
