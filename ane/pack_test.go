@@ -88,7 +88,8 @@ func TestPackLayout(t *testing.T) {
 			}
 		}
 		for _, f := range ane.Eligible(pp).Findings {
-			if f.Support != ane.Proven {
+			fp32IO := f.Rule == ane.RuleIOFP16 && f.Support == ane.Unknown && strings.Contains(c.in, "fp32") // fp32 ports: known only as unknown
+			if f.Support != ane.Proven && !fp32IO {
 				t.Errorf("packed program: %s", f)
 			}
 		}

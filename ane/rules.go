@@ -19,6 +19,7 @@ const (
 	srcBridgeProgram   = "electricapp/ane-bridge-rs rust/ane-bridge-mil/src/program.rs"
 	srcBridgePorts     = "electricapp/ane-bridge-rs c/src/ane_bridge.m, derive_specs_from_attrs"
 	srcBridgeFunctions = "electricapp/ane-bridge-rs docs/MIL-CONSTRAINTS.md (\"Compose from mul/add/sub/relu/real_div\"; relu and tanh measured)"
+	srcMaderixIO       = "maderix/ANE README.md, How It Works 3 (fp16 direct I/O ~37% faster); benchmarks/community_results.json (report of 2026-03-04: the fp32-I/O benchmarks fail on M1 Pro, M1 Max and M4 Pro, the fp16-I/O training kernels run)"
 )
 
 // A Rule is one thing the hardware is known to need of a program.
@@ -34,6 +35,7 @@ const (
 	RuleIORank      = "io-rank"
 	RuleIOWidth     = "io-width"
 	RuleIODType     = "io-dtype"
+	RuleIOFP16      = "io-fp16"
 	RuleStatic      = "static-shape"
 	RuleFP16        = "fp16-compute"
 	RuleOp          = "op"
@@ -54,6 +56,8 @@ var Rules = []Rule{
 		"W < 32 compiles, then fails at dispatch; W not a multiple of 32 returns wrong data (rows laid out at the next multiple of 32); an unaligned input fails at dispatch", srcBridgeLimits + "; " + srcBridgeProgram + " (WIDTH_ALIGN)"},
 	{RuleIODType, "every input and output is fp16 or fp32",
 		"the surfaces hold fp16 or fp32 only", "maderix/ANE README.md, How It Works (IOSurface I/O in fp16 or fp32)"},
+	{RuleIOFP16, "every input and output is fp16, as in every hardware-tested training pipeline",
+		"fp32 I/O is slower (about 37 %) and programs with it failed on M1 Pro, M1 Max and M4 Pro: not known to run everywhere", srcMaderixIO},
 	{RuleStatic, "every shape is static", "a ? dimension gives InvalidMILProgram", srcBridgeLimits},
 	{RuleFP16, "every op but cast computes in fp16; fp32 only at the boundary, cast at once",
 		"fp32 arithmetic is rejected", srcBridgeLimits + "; " + srcBridgeProgram},

@@ -36,6 +36,7 @@ func (g *given) constant(name string) (*tensor, bool) {
 // surface returns input (in) or output i of the kernel being compiled: the given one, which must be
 // of type t, or a new one.
 func (c *compiler) surface(i int, in bool, name string, t mil.Type) (*ane.Surface, error) {
+	t = c.portType(t)
 	if c.given == nil {
 		return c.newSurface(name, t)
 	}
@@ -47,6 +48,16 @@ func (c *compiler) surface(i int, in bool, name string, t mil.Type) (*ane.Surfac
 		return nil, fmt.Errorf("the binding's surface %d is not of type %s", i, t)
 	}
 	return ss[i], nil
+}
+
+// portType is the type of the surface of a port of type t: t, but in FP32 numerics an fp16 port is an
+// fp32 surface, so that nothing rounds the values it carries (the numerics' promise, I/O included: an
+// fp16 port's values are the fp32 ones written, as the program's own fp16 values are).
+func (c *compiler) portType(t mil.Type) mil.Type {
+	if c.opts.Numerics == FP32 && t.DType == mil.FP16 {
+		return mil.Tensor(mil.FP32, t.Shape...)
+	}
+	return t
 }
 
 // aliasInput returns the values of input surface s when the plan reads them in place: FP32 numerics
