@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -103,6 +104,49 @@ func TestCastRoundsAsItCopies(t *testing.T) {
 	for i, v := range in {
 		if want := half.RoundF16(v) + (v + v); got[i] != want {
 			t.Fatalf("out[%d] = %v, want %v", i, got[i], want)
+		}
+	}
+}
+
+// TestFP16PortsUnroundedInFP32 runs a program with fp16 I/O: in FP32 numerics its ports are fp32
+// surfaces and carry the values written unrounded (nothing rounds in those numerics); in FP16 the
+// surfaces are fp16 and the values arrive rounded.
+func TestFP16PortsUnroundedInFP32(t *testing.T) {
+	const src = `program(1.3)
+{
+    func main<ios18>(tensor<fp16, [1, 2, 1, 32]> x) {
+        tensor<fp16, [1, 2, 1, 32]> y = mul(x=x, y=x)[name=string("y")];
+    } -> (y);
+}
+`
+	in := make([]float32, 64)
+	for i := range in {
+		in[i] = 1 + float32(i)/1000 // values fp16 does not hold
+	}
+	for _, mode := range []Numerics{FP16, FP32} {
+		k := compileText(t, Options{Numerics: mode}, src)
+		if dt := k.Inputs()[0].Type().DType.String(); (dt == "fp32") != (mode == FP32) {
+			t.Errorf("mode %v: the input surface is %s", mode, dt)
+		}
+		if err := k.Inputs()[0].WriteChannels(0, 2, in); err != nil {
+			t.Fatal(err)
+		}
+		if err := k.Eval(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, 64)
+		if err := k.Outputs()[0].ReadChannels(0, 2, out); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range in {
+			want := v * v
+			if mode == FP16 {
+				r := half.RoundF16(v)
+				want = half.RoundF16(r * r)
+			}
+			if out[i] != want {
+				t.Fatalf("mode %v: element %d = %v, want %v", mode, i, out[i], want)
+			}
 		}
 	}
 }
