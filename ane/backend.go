@@ -65,11 +65,17 @@ type Settings struct {
 	FP32          bool // compute without fp16 rounding (the emulator's Numerics FP32)
 	CheckNumerics bool // fail at the first op whose output holds inf or NaN (emulator)
 	Relaxed       bool // let programs through that the ANE refuses (Eligible), and say so (emulator)
+	// Chip names the chip whose limits programs are checked against (ParseChip: m1 .. m5, all; ""
+	// for DefaultChip). Both backends honour it: it only narrows what compiles.
+	Chip string
 }
 
 // Flags returns the command-line flags of the settings that are set, e.g. ["--fp32", "--relaxed"].
 func (s Settings) Flags() []string {
 	var out []string
+	if s.Chip != "" {
+		out = append(out, "--chip="+s.Chip)
+	}
 	if s.FP32 {
 		out = append(out, "--fp32")
 	}

@@ -63,6 +63,7 @@ func (f Finding) String() string {
 // the program-wide findings.
 type Verdict struct {
 	Findings []Finding
+	Chip     string // the chip whose limits were applied (ChipAll's "all": every chip's)
 }
 
 // With returns the findings of status s.

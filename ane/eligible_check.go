@@ -17,8 +17,15 @@ import (
 // (Verdict.Err) instead of sending it to the framework, and the emulator refuses it too unless it runs
 // in relaxed mode, so that a script that runs on the emulator runs on the ANE. Unknown findings are
 // warnings: nothing known says the hardware refuses them, and nothing says it runs them.
-func Eligible(p *mil.Program) Verdict {
-	var v Verdict
+func Eligible(p *mil.Program) Verdict { return EligibleOn(p, DefaultChip()) }
+
+// EligibleOn is Eligible under the limits of chip (ChipAll: every chip's at once; the zero Chip is
+// DefaultChip).
+func EligibleOn(p *mil.Program, chip Chip) Verdict {
+	if chip.Name == "" {
+		chip = DefaultChip()
+	}
+	v := Verdict{Chip: chip.Name}
 	main := mainFunc(p)
 	if main == nil {
 		v.Findings = append(v.Findings, Finding{Support: Refused, Rule: RuleOpset, What: "program",
@@ -26,6 +33,7 @@ func Eligible(p *mil.Program) Verdict {
 		return v
 	}
 	c := newEligibility(main)
+	c.chip = chip
 	for _, in := range main.Inputs {
 		if in != nil {
 			v.Findings = append(v.Findings, c.io("input", in.Name, in.Type, in.Pos))
@@ -66,6 +74,7 @@ func mainFunc(p *mil.Program) *mil.Func {
 type eligibility struct {
 	types map[string]mil.Type // every input and op result
 	live  map[string]bool     // names an output depends on
+	chip  Chip                // whose limits apply
 }
 
 func newEligibility(f *mil.Func) *eligibility {
@@ -143,6 +152,10 @@ func (c *eligibility) io(role, name string, t mil.Type, pos mil.Pos) Finding {
 	case t.DType != mil.FP16 && t.DType != mil.FP32:
 		return refuse(RuleIODType, "is "+t.DType.String()+": the ANE's surfaces hold fp16 or fp32", "declare it fp16 (or fp32 and cast it at once)")
 	}
+	if cf := c.caps(t); cf.Support == Refused {
+		cf.What, cf.Pos = f.What, pos
+		return cf
+	}
 	w := t.Shape[3]
 	pad := fmt.Sprintf("pad it to %d", max(WidthAlign, (w+WidthAlign-1)/WidthAlign*WidthAlign))
 	switch {
@@ -198,9 +211,17 @@ func (c *eligibility) op(op *mil.Op) Finding {
 				x.Shape[:x.Rank()-2], y.Shape[:y.Rank()-2]), "reshape or tile the operands to equal batch dims")
 		}
 	case "conv":
-		if w := c.argType(op, "weight"); w.Rank() >= 3 && w.Shape[w.Rank()-1] > MaxConvKernelWidth {
-			consider(Refused, RuleConvWidth, fmt.Sprintf("has a kernel %d wide: the ANE compiles at most %d", w.Shape[w.Rank()-1], MaxConvKernelWidth),
-				"split the kernel into convs at most 15 wide and add their results")
+		if w := c.argType(op, "weight"); w.Rank() >= 3 && w.Shape[w.Rank()-1] > min(MaxConvKernelWidth, c.chip.ConvWidth) {
+			most := min(MaxConvKernelWidth, c.chip.ConvWidth)
+			consider(Refused, RuleConvWidth, fmt.Sprintf("has a kernel %d wide: the ANE compiles at most %d (chip %s)", w.Shape[w.Rank()-1], most, c.chip.Name),
+				fmt.Sprintf("split the kernel into convs at most %d wide and add their results", most))
+		}
+	}
+	for _, r := range op.Results {
+		if r != nil {
+			if cf := c.caps(r.Type); cf.Support == Refused {
+				consider(Refused, cf.Rule, cf.Reason, cf.Fix)
+			}
 		}
 	}
 	if op.Kind != "const" && !c.used(op) {
@@ -217,6 +238,23 @@ func (c *eligibility) op(op *mil.Op) Finding {
 		}
 	}
 	return best
+}
+
+// caps judges a tensor's extents against the chip's caps: a Refused finding naming the axis, the
+// cap and the chip, else a Proven one.
+func (c *eligibility) caps(t mil.Type) Finding {
+	for i, d := range t.Shape {
+		limit, what := c.chip.SpatialCap, "an axis other than the channels"
+		if t.Rank() == 4 && i == 1 {
+			limit, what = c.chip.ChannelCap, "the channel axis"
+		}
+		if limit > 0 && d > limit {
+			return Finding{Support: Refused, Rule: RuleAxisCap,
+				Reason: fmt.Sprintf("has %d on axis %d (%s): chip %s (%s) takes at most %d there", d, i, what, c.chip.Name, c.chip.Family, limit),
+				Fix:    fmt.Sprintf("split it into pieces of at most %d (or check for a chip that takes more: --chip)", limit)}
+		}
+	}
+	return Finding{Support: Proven}
 }
 
 // used reports whether an output depends on a result of op.

@@ -72,11 +72,20 @@ const packedZeros = "@model_path/weights/packed_zeros.bin"
 // and sliced in fp16, a part's own cast to fp16 is folded into its slice, and fp32 outputs made by a
 // cast are concatenated before the cast, which then runs once on the packed output.
 func Pack(p *mil.Program, w mil.Weights) (*mil.Program, mil.Weights, *Layout, error) {
+	return PackOn(p, w, DefaultChip())
+}
+
+// PackOn is Pack with the packed surfaces within chip's caps (an input too wide for one layout takes
+// more channels, its parts flattened into them).
+func PackOn(p *mil.Program, w mil.Weights, chip Chip) (*mil.Program, mil.Weights, *Layout, error) {
+	if chip.Name == "" {
+		chip = DefaultChip()
+	}
 	if !NeedsPacking(p) {
 		return p, w, nil, nil
 	}
 	main := p.Main()
-	pk := &packer{names: map[string]bool{}, outputs: map[string]bool{}, w: w, def: map[string]*mil.Op{}, uses: map[string][]*mil.Op{},
+	pk := &packer{chip: chip, names: map[string]bool{}, outputs: map[string]bool{}, w: w, def: map[string]*mil.Op{}, uses: map[string][]*mil.Op{},
 		drop: map[*mil.Op]bool{}, rename: map[string]string{}, consts: main.Consts()}
 	types := map[string]mil.Type{}
 	for _, in := range main.Inputs {
@@ -149,6 +158,7 @@ type packer struct {
 	drop    map[*mil.Op]bool     // ops of the program that packing folds away
 	rename  map[string]string    // uses of a dropped cast's result -> the var that replaces it
 	consts  mil.Consts
+	chip    Chip // whose caps the packed surfaces keep within
 }
 
 // renamed returns op with its operands renamed as rename says (a copy when any is).
@@ -267,11 +277,34 @@ func (pk *packer) cast(fn *mil.Func, name, from string, t mil.Type, dt mil.DType
 // inputLayout places the input parts: it tries each part's channel count as the packed one, stacking
 // the parts with fewer channels in blocks of one width and flattening those with more (when their
 // values fill whole rows), and keeps the smallest packed surface (on a tie, the most channels: the
-// fewest parts flattened). It returns the channels, the parts and the columns used.
-func inputLayout(ins []*mil.Var) (int, []Part, int) {
+// fewest parts flattened) whose width is at most maxW and channels at most maxC; where none is, it tries
+// multiples of the channel counts too (more rows, fewer columns). It returns the channels, the parts
+// and the columns used; no parts when nothing fits.
+func inputLayout(ins []*mil.Var, maxW, maxC int) (int, []Part, int) {
+	var cands []int
+	for _, v := range ins {
+		cands = append(cands, v.Type.Shape[1])
+	}
+	c, parts, cols := layoutAmong(ins, cands, maxW, maxC)
+	if parts != nil {
+		return c, parts, cols
+	}
+	var more []int
+	for _, b := range cands {
+		for k := 2; k <= 64 && b*k <= maxC; k *= 2 {
+			more = append(more, b*k)
+		}
+	}
+	return layoutAmong(ins, more, maxW, maxC)
+}
+
+// layoutAmong is inputLayout over the candidate channel counts cands.
+func layoutAmong(ins []*mil.Var, cands []int, maxW, maxC int) (int, []Part, int) {
 	best, bestParts, bestCols := 0, []Part(nil), 0
-	for _, cand := range ins {
-		c := cand.Type.Shape[1]
+	for _, c := range cands {
+		if c > maxC {
+			continue
+		}
 		var keys, sizes, flat []int
 		ok := true
 		for _, v := range ins {
@@ -290,6 +323,9 @@ func inputLayout(ins []*mil.Var) (int, []Part, int) {
 		}
 		// Flattened parts need blocks of their own: give them keys no window shares.
 		sh := shelveApart(keys, sizes, flat, c)
+		if alignWidth(sh.total) > maxW {
+			continue
+		}
 		area, bestArea := c*alignWidth(sh.total), best*alignWidth(bestCols)
 		if bestParts != nil && (area > bestArea || area == bestArea && c <= best) {
 			continue
@@ -337,7 +373,11 @@ func (pk *packer) packInputs(fn *mil.Func, ins []*mil.Var) (Port, error) {
 			return Port{}, err
 		}
 	}
-	c, parts, cols := inputLayout(ins)
+	c, parts, cols := inputLayout(ins, pk.chip.SpatialCap, pk.chip.ChannelCap)
+	if parts == nil {
+		return Port{}, fmt.Errorf("pack: the inputs %s fit no packed surface within chip %s's caps (%d columns, %d channels; rule %s): make the parts smaller, or check for a chip that takes more (--chip)",
+			varNames(ins), pk.chip.Name, pk.chip.SpatialCap, pk.chip.ChannelCap, RuleAxisCap)
+	}
 	dt := packedDType(ins)
 	port := Port{Name: pk.fresh("packed_input"), Type: mil.Tensor(dt, 1, c, 1, alignWidth(cols)), Parts: parts}
 	fn.Inputs = []*mil.Var{{Name: port.Name, Type: port.Type}}
@@ -567,6 +607,14 @@ func (pk *packer) zerosConst(fn *mil.Func, dt mil.DType, shape []int) (string, e
 }
 
 // partNames lists the parts of a port, for messages.
+func varNames(vs []*mil.Var) string {
+	var names []string
+	for _, v := range vs {
+		names = append(names, v.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 func partNames(p Port) string {
 	var s []string
 	for _, pt := range p.Parts {

@@ -12,9 +12,14 @@ import (
 // declared parts as views of the packed surfaces. A program with one input and one output is compiled
 // as it is.
 func CompilePacked(p *mil.Program, w mil.Weights, compile func(*mil.Program, mil.Weights) (Kernel, error)) (Kernel, error) {
-	pp, pw, l, err := Pack(p, w)
+	return CompilePackedOn(p, w, DefaultChip(), compile)
+}
+
+// CompilePackedOn is CompilePacked with the packing within chip's caps.
+func CompilePackedOn(p *mil.Program, w mil.Weights, chip Chip, compile func(*mil.Program, mil.Weights) (Kernel, error)) (Kernel, error) {
+	pp, pw, l, err := PackOn(p, w, chip)
 	if err != nil {
-		if ierr := Eligible(p).Err(); ierr != nil {
+		if ierr := EligibleOn(p, chip).Err(); ierr != nil {
 			return nil, ierr // the declared ports break a rule already: say which, where
 		}
 		return nil, err

@@ -105,6 +105,60 @@ func TestPackLayout(t *testing.T) {
 func TestPackedRunsAsDeclared(t *testing.T) {
 	packedRunsAsDeclared(t, stackTestProgram, []string{"x", "k", "v"}, []string{"xx", "kv"})
 	packedRunsAsDeclared(t, packTestProgram, []string{"a", "b", "c"}, []string{"y", "z", "u"})
+	packedRunsAsDeclared(t, wideTestProgram, []string{"p", "q", "r"}, []string{"pq", "qr"}) // packed within the width cap
+}
+
+// wideTestProgram has three inputs [1, 8, 1, 8192], too wide side by side (24576 columns) for the
+// 16384 columns an M1 to M3 takes: packed for every chip they stack into more channels.
+func wideTestProgram(t *testing.T) (*mil.Program, mil.Weights) {
+	b := mil.NewBuilder()
+	var in []*mil.Var
+	for _, n := range []string{"p", "q", "r"} {
+		in = append(in, b.Input(n, mil.Tensor(mil.FP16, 1, 8, 1, 8192)))
+	}
+	w := make([]float32, 64)
+	for i := range 8 {
+		w[i*9] = 0.5
+	}
+	b.Output(b.Conv("pq", b.Mul("m", in[0], in[1]), b.Weight("w", mil.FP16, []int{8, 8, 1, 1}, w), nil), b.Add("qr", in[1], in[2]))
+	p, ws, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, ws
+}
+
+// TestPackWithinChipCaps: the wide program's input takes more channels (its parts stacked) under every
+// chip's caps and 8 (its parts side by side) on an M4; an input no layout fits is an error naming the parts and the rule.
+func TestPackWithinChipCaps(t *testing.T) {
+	p, w := wideTestProgram(t)
+	m4, _ := ane.ParseChip("m4")
+	for _, c := range []struct {
+		chip       ane.Chip
+		ch, maxCol int
+	}{{ane.ChipAll, 16, 16384}, {m4, 8, 24576}} {
+		pp, _, l, err := ane.PackOn(p, w, c.chip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sh := l.In.Type.Shape; sh[1] < c.ch || sh[3] > c.maxCol || c.chip.Name == "m4" && sh[1] != c.ch {
+			t.Errorf("chip %s: packed input %v, want %d channels (at least, under all) and at most %d columns", c.chip.Name, sh, c.ch, c.maxCol)
+		}
+		if err := ane.EligibleOn(pp, c.chip).Err(); err != nil {
+			t.Errorf("chip %s: %v", c.chip.Name, err)
+		}
+	}
+	b := mil.NewBuilder()
+	x := b.Input("x", mil.Tensor(mil.FP16, 1, 3, 1, 40000)) // 3 channels: no flattening fills whole rows within the cap
+	y := b.Input("y", mil.Tensor(mil.FP16, 1, 3, 1, 32))
+	b.Output(b.Add("s", b.SliceBySize("xs", x, []int{0, 0, 0, 0}, []int{1, 3, 1, 32}), y))
+	bad, bw, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := ane.PackOn(bad, bw, ane.ChipAll); err == nil || !strings.Contains(err.Error(), "the inputs x, y fit no packed surface within chip all's caps") {
+		t.Errorf("an input too wide for any layout: %v", err)
+	}
 }
 
 func packedRunsAsDeclared(t *testing.T, build func(*testing.T) (*mil.Program, mil.Weights), ins, outs []string) {

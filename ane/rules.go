@@ -41,6 +41,7 @@ const (
 	RuleOp          = "op"
 	RuleMatmulBatch = "matmul-batch"
 	RuleConvWidth   = "conv-kernel-width"
+	RuleAxisCap     = "axis-cap"
 	RuleDeadCode    = "dead-code"
 	RuleAnchor      = "anchor"
 	RuleSingleIO    = "single-io"
@@ -65,7 +66,9 @@ var Rules = []Rule{
 		"standalone exp, log, sqrt, sin, cos and atan are refused; reduce_mean passes compile and fails at dispatch; other ops are not known either way", srcMaderixKernels + "; " + srcBridgeLimits},
 	{RuleMatmulBatch, "matmul's operands have equal batch dims",
 		"a batch-broadcast matmul is not lowered", srcBridgeProgram + " (mat_dims: the references' matmuls have equal batch dims)"},
-	{RuleConvWidth, "a conv kernel is at most 15 wide", "KW >= 16 fails to compile at every padding and grouping", srcBridgeLimits + "; " + srcBridgeProgram + " (MAX_CONV_KERNEL)"},
+	{RuleConvWidth, "a conv kernel is at most 15 wide (13 through M3)", "KW >= 16 fails to compile at every padding and grouping (14 and 15 on M1)", srcBridgeLimits + "; " + srcBridgeProgram + " (MAX_CONV_KERNEL); " + srcForgeChips},
+	{RuleAxisCap, "every tensor's extents within the chip's caps: 16384 on an axis other than the channels through M3 (65536 from M4), 65536 channels",
+		"a larger extent must be tiled: the compiler refuses it", srcForgeChips},
 	{RuleDeadCode, "no op's result is unused", "an unused subgraph that reduces to width 1 makes the whole program fail to compile", srcBridgeLimits},
 	{RuleAnchor, "the program holds a conv or a matmul", "a purely elementwise program can be left on the CPU and refused at load", srcBridgeLimits + "; " + srcBridgeProgram},
 	{RuleSingleIO, "one input and one output, as every reference kernel has (activations and weights packed along the spatial axis, results concatenated on channels)",

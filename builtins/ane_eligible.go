@@ -16,7 +16,7 @@ func (s *session) aneEligible(_ *starlark.Thread, b *starlark.Builtin, args star
 	if err != nil {
 		return nil, err
 	}
-	return verdictValue(ane.Eligible(prog)), nil
+	return verdictValue(ane.EligibleOn(prog, s.chip())), nil
 }
 
 // verdictValue is a verdict as Starlark sees it: struct(support, findings, ops).

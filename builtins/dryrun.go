@@ -78,6 +78,16 @@ func varTypes(vs []*mil.Var) string {
 // which cannot be evaluated. A program the ANE refuses is recorded, not an error, so that a dry run goes
 // on and lists every kernel's verdict. Nothing reaches the backend, so nothing counts against the compile
 // budget.
+// chip is the chip whose limits the session's programs are checked against: its settings' (Config
+// refuses an unknown name at the start).
+func (s *session) chip() ane.Chip {
+	c, err := ane.ParseChip(s.cfg.Settings.Chip)
+	if err != nil {
+		return ane.ChipAll
+	}
+	return c
+}
+
 func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	if err := mil.Check(prog); err != nil {
 		return nil, nameErr(fn, err)
@@ -87,11 +97,11 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	}
 	var layout *ane.Layout
 	if !s.cfg.Settings.Relaxed { // checked as it is compiled: packed
-		pp, pw, l, err := ane.Pack(prog, w)
+		pp, pw, l, err := ane.PackOn(prog, w, s.chip())
 		switch {
 		case err == nil:
 			prog, w, layout = pp, pw, l
-		case ane.Eligible(prog).Err() == nil:
+		case ane.EligibleOn(prog, s.chip()).Err() == nil:
 			return nil, nameErr(fn, err)
 		} // else the declared ports break a rule already: their verdict is recorded as it is
 	}
@@ -103,7 +113,7 @@ func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Progr
 	for _, in := range main.Inputs {
 		types[in.Name] = in
 	}
-	c := CheckedProgram{Inputs: main.Inputs, Verdict: ane.Eligible(prog)}
+	c := CheckedProgram{Inputs: main.Inputs, Verdict: ane.EligibleOn(prog, s.chip())}
 	for _, op := range main.Ops {
 		if op.Kind == "const" {
 			c.Consts++

@@ -28,7 +28,7 @@ type Config struct {
 
 	Backend     ane.Backend  // the backend kernels run on; when nil, BackendName is opened on first use
 	BackendName string       // registry name for ane.Open: "auto" (or ""), "ane", "emulator"
-	Settings    ane.Settings // settings for opening BackendName (--fp32, --check-numerics, --relaxed)
+	Settings    ane.Settings // settings for opening BackendName (--fp32, --check-numerics, --relaxed, --chip)
 
 	Params map[string]string // parameter overrides, KEY -> Starlark literal (see ParseSet)
 	Args   []string          // positional script arguments, process.args
@@ -151,6 +151,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	s.predeclared = s.makePredeclared()
 	defer s.finish()
 
+	if _, err := ane.ParseChip(cfg.Settings.Chip); err != nil {
+		return &Result{}, fmt.Errorf("--chip: %v", err)
+	}
 	src := cfg.Source
 	if src == nil {
 		b, err := readFile(cfg.Script)

@@ -437,7 +437,8 @@ func TestGradEligible(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range ane.Eligible(packed).Findings {
-			if f.Support != ane.Proven {
+			// fp32 I/O, as the forward declares it, is only ever unknown (rule io-fp16): the rest is proven.
+			if f.Support != ane.Proven && !(f.Rule == ane.RuleIOFP16 && f.Support == ane.Unknown) {
 				t.Errorf("wrt %v: backward: %s (%s)", wrt, f, f.Rule)
 			}
 		}

@@ -68,8 +68,9 @@ func (b *Backend) Compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	if b.opts.Relaxed { // the ports as declared
 		k, err = b.compile(p, w)
 	} else {
-		k, err = ane.CompilePacked(p, w, func(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
-			if err := ane.Eligible(p).Err(); err != nil {
+		chip := b.chip()
+		k, err = ane.CompilePackedOn(p, w, chip, func(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
+			if err := ane.EligibleOn(p, chip).Err(); err != nil {
 				return nil, err
 			}
 			return b.compile(p, w)
@@ -79,6 +80,16 @@ func (b *Backend) Compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
 		return nil, fmt.Errorf("emulator: compile: %w", err)
 	}
 	return k, nil
+}
+
+// chip is the chip whose limits the strict mode applies: the options' (an unknown name, which the
+// command line refuses first, is every chip's).
+func (b *Backend) chip() ane.Chip {
+	c, err := ane.ParseChip(b.opts.Chip)
+	if err != nil {
+		return ane.ChipAll
+	}
+	return c
 }
 
 // compile compiles a checked program with main's ports as it declares them.

@@ -25,6 +25,9 @@ type Options struct {
 	// program when Relaxed is false, with the message the ANE backend gives. A program that turns it on
 	// says so to its user (the anestar command prints RelaxedNotice).
 	Relaxed bool
+	// Chip names the chip whose limits the strict mode applies (ane.ParseChip; "" for ane.DefaultChip:
+	// all chips' at once off a Mac).
+	Chip string
 }
 
 // RelaxedNotice is what a command says when it turns relaxed mode on.
@@ -33,7 +36,7 @@ const RelaxedNotice = "relaxed mode: the emulator runs programs the ANE refuses 
 
 // OptionsFrom maps command-line settings onto emulator options; the emulator honours all of them.
 func OptionsFrom(s ane.Settings) Options {
-	o := Options{CheckNumerics: s.CheckNumerics, Relaxed: s.Relaxed}
+	o := Options{CheckNumerics: s.CheckNumerics, Relaxed: s.Relaxed, Chip: s.Chip}
 	if s.FP32 {
 		o.Numerics = FP32
 	}
@@ -42,7 +45,7 @@ func OptionsFrom(s ane.Settings) Options {
 
 // String describes the options as their command-line flags, "fp16" when none is set.
 func (o Options) String() string {
-	flags := ane.Settings{FP32: o.Numerics == FP32, CheckNumerics: o.CheckNumerics, Relaxed: o.Relaxed}.Flags()
+	flags := ane.Settings{FP32: o.Numerics == FP32, CheckNumerics: o.CheckNumerics, Relaxed: o.Relaxed, Chip: o.Chip}.Flags()
 	if len(flags) == 0 {
 		return "fp16"
 	}

@@ -17,7 +17,8 @@ const NominalPeakFLOPS = 15.8e12
 // Every Backend of a process shares the process's compile count, because the ANE's limit on
 // in-memory compiles is per process.
 type Backend struct {
-	drv driver // the framework calls; nil for a Backend not made by Open
+	drv  driver   // the framework calls; nil for a Backend not made by Open
+	chip ane.Chip // whose limits programs are checked against (Open: the host's)
 }
 
 var _ ane.Backend = (*Backend)(nil)
@@ -37,7 +38,7 @@ func Open() (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{drv: drv}, nil
+	return &Backend{drv: drv, chip: ane.DefaultChip()}, nil
 }
 
 // Name returns "ane".
@@ -49,8 +50,8 @@ func (b *Backend) Compile(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	if b == nil || b.drv == nil {
 		return nil, errNoDriver
 	}
-	return ane.CompilePacked(p, w, func(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
-		return compile(b.drv, p, w)
+	return ane.CompilePackedOn(p, w, b.chip, func(p *mil.Program, w mil.Weights) (ane.Kernel, error) {
+		return compile(b.drv, p, w, b.chip)
 	})
 }
 

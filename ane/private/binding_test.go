@@ -17,7 +17,7 @@ func TestBindSequence(t *testing.T) {
 	isolateCount(t)
 	d := newFakeDriver(t.TempDir())
 	be := &Backend{drv: d}
-	kern, err := compile(be.drv, testProgram(), testWeights()) // the ports as declared: the driver sees two inputs
+	kern, err := compile(be.drv, testProgram(), testWeights(), ane.ChipAll) // the ports as declared: the driver sees two inputs
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestBindFailure(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := newFakeDriver(t.TempDir())
-			kern, err := compile(d, testProgram(), testWeights())
+			kern, err := compile(d, testProgram(), testWeights(), ane.ChipAll)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,7 +23,7 @@ import (
 // outputs by name (ports.go), then create the kernel's first binding: one surface per input and output
 // and the request over them, in the ports' order (newBinding). Whatever was created is released again
 // when a later step fails.
-func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
+func compile(drv driver, p *mil.Program, w mil.Weights, chip ane.Chip) (_ *Kernel, err error) {
 	n := compiles.Add(1)
 	if p == nil {
 		return nil, fmt.Errorf("ane compile: nil program")
@@ -31,7 +31,7 @@ func compile(drv driver, p *mil.Program, w mil.Weights) (_ *Kernel, err error) {
 	if err := mil.Check(p); err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
 	}
-	if err := ane.Eligible(p).Err(); err != nil {
+	if err := ane.EligibleOn(p, chip).Err(); err != nil {
 		return nil, fmt.Errorf("ane compile: %w", err)
 	}
 	inputs, outputs, err := ioSpecs(p)

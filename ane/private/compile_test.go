@@ -28,7 +28,7 @@ func TestCompileSequence(t *testing.T) {
 	b := &Backend{drv: d}
 	p, w := testProgram(), testWeights()
 	before := b.Compiles()
-	kern, err := compile(b.drv, p, w) // the ports as declared: the driver sees two inputs
+	kern, err := compile(b.drv, p, w, ane.ChipAll) // the ports as declared: the driver sees two inputs
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestCompileFailureCleansUp(t *testing.T) {
 			d := newFakeDriver(t.TempDir())
 			c.set(d)
 			before := compiles.Load()
-			_, err := compile(d, testProgram(), testWeights())
+			_, err := compile(d, testProgram(), testWeights(), ane.ChipAll)
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 				t.Fatalf("error %v, want one containing %q", err, c.wantErr)
 			}
@@ -206,7 +206,7 @@ func TestCompileRejectsBeforeTheDevice(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := newFakeDriver(t.TempDir())
 			before := compiles.Load()
-			_, err := compile(d, c.p, c.w)
+			_, err := compile(d, c.p, c.w, ane.ChipAll)
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 				t.Fatalf("error %v, want one containing %q", err, c.wantErr)
 			}
@@ -225,7 +225,7 @@ func TestCompileBudgetHint(t *testing.T) {
 	compiles.Store(150)
 	d := newFakeDriver(t.TempDir())
 	d.errCompile = &FrameworkError{Op: selCompileWithQoS}
-	_, err := compile(d, testProgram(), testWeights())
+	_, err := compile(d, testProgram(), testWeights(), ane.ChipAll)
 	want := "ane compile: compileWithQoS:options:error: failed without an NSError (this process has compiled 151 models; " +
 		"the ANE allows roughly 100-119 per process, so save a checkpoint and restart the process)"
 	if err == nil || err.Error() != want {
@@ -240,11 +240,11 @@ func TestCompileBudgetHint(t *testing.T) {
 func TestSharedStagingDirectory(t *testing.T) {
 	isolateCount(t)
 	d := newFakeDriver(t.TempDir())
-	k1, err := compile(d, testProgram(), testWeights())
+	k1, err := compile(d, testProgram(), testWeights(), ane.ChipAll)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k2, err := compile(d, testProgram(), testWeights())
+	k2, err := compile(d, testProgram(), testWeights(), ane.ChipAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestSharedStagingDirectory(t *testing.T) {
 func TestEvalErrors(t *testing.T) {
 	isolateCount(t)
 	d := newFakeDriver(t.TempDir())
-	k, err := compile(d, testProgram(), testWeights())
+	k, err := compile(d, testProgram(), testWeights(), ane.ChipAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestEvalErrors(t *testing.T) {
 func TestCloseReportsUnloadError(t *testing.T) {
 	isolateCount(t)
 	d := newFakeDriver(t.TempDir())
-	k, err := compile(d, testProgram(), testWeights())
+	k, err := compile(d, testProgram(), testWeights(), ane.ChipAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestCloseReportsUnloadError(t *testing.T) {
 func TestEvalAndCloseConcurrently(t *testing.T) {
 	isolateCount(t)
 	d := newFakeDriver(t.TempDir())
-	k, err := compile(d, testProgram(), testWeights())
+	k, err := compile(d, testProgram(), testWeights(), ane.ChipAll)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package private
 
 import (
 	"errors"
+	"github.com/anestar/anestar/ane"
 	"reflect"
 	"slices"
 	"strings"
@@ -113,7 +114,7 @@ func TestPortsBoundByName(t *testing.T) {
 	for _, reorder := range []bool{false, true} {
 		d := newFakeDriver(t.TempDir())
 		d.reorder = reorder
-		k, err := compile(d, p, testWeights())
+		k, err := compile(d, p, testWeights(), ane.ChipAll)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +163,7 @@ func TestPortMismatchFailsCompile(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := newFakeDriver(t.TempDir())
 			d.editPorts = c.edit
-			_, err := compile(d, testProgram(), testWeights())
+			_, err := compile(d, testProgram(), testWeights(), ane.ChipAll)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "ane load: ") {
 				t.Fatalf("error %v, want one containing %q", err, c.want)
 			}
@@ -181,7 +182,7 @@ func TestLoadRetriedOnce(t *testing.T) {
 	t.Cleanup(func() { loadRetryDelay = old })
 	d := newFakeDriver(t.TempDir())
 	d.failLoads = 1
-	k, err := compile(d, testProgram(), testWeights())
+	k, err := compile(d, testProgram(), testWeights(), ane.ChipAll)
 	if err != nil {
 		t.Fatalf("one failed load: %v", err)
 	}
@@ -197,7 +198,7 @@ func TestLoadRetriedOnce(t *testing.T) {
 	}
 	d = newFakeDriver(t.TempDir())
 	d.failLoads = 2
-	if _, err := compile(d, testProgram(), testWeights()); err == nil || !strings.Contains(err.Error(), "and again after") {
+	if _, err := compile(d, testProgram(), testWeights(), ane.ChipAll); err == nil || !strings.Contains(err.Error(), "and again after") {
 		t.Errorf("two failed loads: %v", err)
 	}
 }
@@ -213,7 +214,7 @@ func TestRefusalsBeforeTheDevice(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := newFakeDriver(t.TempDir())
-			_, err = compile(d, p, nil)
+			_, err = compile(d, p, nil, ane.ChipAll)
 			if err == nil || !strings.Contains(err.Error(), r.Want) || !strings.HasPrefix(err.Error(), "ane compile: the ANE refuses this program") {
 				t.Fatalf("error %v, want one containing %q", err, r.Want)
 			}
@@ -263,7 +264,7 @@ func TestSingleIOBoundByIndex(t *testing.T) {
 			defer func() { warnOut = old }()
 			d := newFakeDriver(t.TempDir())
 			d.editPorts, d.errPorts = c.edit, c.errPorts
-			k, err := compile(d, singleIOProgram(), testWeights())
+			k, err := compile(d, singleIOProgram(), testWeights(), ane.ChipAll)
 			if err != nil {
 				t.Fatalf("compile: %v", err)
 			}
@@ -283,7 +284,7 @@ func TestSeveralPortsNeedNames(t *testing.T) {
 	isolateCount(t)
 	d := newFakeDriver(t.TempDir())
 	d.errPorts = errors.New("LiveInputList is missing or not an array")
-	if _, err := compile(d, testProgram(), testWeights()); err == nil || !strings.Contains(err.Error(), "bound by name") {
+	if _, err := compile(d, testProgram(), testWeights(), ane.ChipAll); err == nil || !strings.Contains(err.Error(), "bound by name") {
 		t.Fatalf("error %v, want a refusal saying several ports are bound by name", err)
 	}
 }

@@ -17,10 +17,15 @@ func init() {
 			if err := refuseSettings(s); err != nil {
 				return nil, err
 			}
+			chip, err := ane.ParseChip(s.Chip)
+			if err != nil {
+				return nil, err
+			}
 			b, err := Open()
 			if err != nil {
 				return nil, err
 			}
+			b.chip = chip
 			return b, nil
 		},
 	})
@@ -38,7 +43,9 @@ var cannotHonour = map[string]string{
 func refuseSettings(s ane.Settings) error {
 	var why []string
 	for _, f := range s.Flags() {
-		why = append(why, f+": "+cannotHonour[f])
+		if !strings.HasPrefix(f, "--chip=") { // honoured: the chip's limits apply
+			why = append(why, f+": "+cannotHonour[f])
+		}
 	}
 	if len(why) == 0 {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/anestar/anestar/ane"
@@ -24,15 +25,26 @@ func runBackends(args []string, stdout, stderr io.Writer) int {
 	recalibrate := false
 	switch {
 	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
-		fmt.Fprintf(stdout, "Usage: anestar backends [--recalibrate]\n\nLists the kernel backends, most preferred first, whether each can run on this machine and,\n"+
+		fmt.Fprintf(stdout, "Usage: anestar backends [--recalibrate | --chip CHIP]\n\nLists the kernel backends, most preferred first, whether each can run on this machine and,\n"+
 			"if not, why. `auto` takes the first available one unless %s names another. Then the host BLAS\n"+
 			"and its sgemm peak, the denominator of the reports' utilisation: measured once per machine and\n"+
-			"cached. --recalibrate measures it again (on an idle machine) and replaces the cached figure.\n", ane.EnvBackend)
+			"cached. --recalibrate measures it again (on an idle machine) and replaces the cached figure.\n"+
+			"--chip CHIP (%s) prints that chip's profile instead: its limits, which programs are\n"+
+			"checked against, and its warnings, with their sources.\n", ane.EnvBackend, strings.Join(ane.ChipNames(), ", "))
 		return exitOK
 	case len(args) == 1 && args[0] == "--recalibrate":
 		recalibrate = true
+	case len(args) == 2 && args[0] == "--chip", len(args) == 1 && strings.HasPrefix(args[0], "--chip="):
+		name := strings.TrimPrefix(args[len(args)-1], "--chip=")
+		chip, err := ane.ParseChip(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "anestar backends: --chip: %v\n", err)
+			return exitUsage
+		}
+		writeChip(stdout, chip)
+		return exitOK
 	case len(args) > 0:
-		fmt.Fprintf(stderr, "anestar backends: unexpected %q: the only flag is --recalibrate\n", args[0])
+		fmt.Fprintf(stderr, "anestar backends: unexpected %q: the flags are --recalibrate and --chip CHIP\n", args[0])
 		return exitUsage
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -83,4 +95,23 @@ func runBackends(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, peak)
 	return exitOK
+}
+
+// chipLimits is a chip's limits on one line.
+func chipLimits(c ane.Chip) string {
+	return fmt.Sprintf("family %s; at most %d on an axis other than the channels, %d channels; conv kernels at most %d wide; about %d compiles per process",
+		c.Family, c.SpatialCap, c.ChannelCap, c.ConvWidth, c.Budget)
+}
+
+// writeChip prints a chip's profile: its limits, its warnings and where they come from.
+func writeChip(w io.Writer, c ane.Chip) {
+	fmt.Fprintf(w, "chip %s: %s\n", c.Name, chipLimits(c))
+	fmt.Fprintf(w, "warnings (reported, not refusals):\n")
+	for _, n := range c.AllNotes() {
+		fmt.Fprintf(w, "  %s\n    source: %s\n", n.Text, n.Source)
+	}
+	fmt.Fprintf(w, "sources of the limits:\n")
+	for _, s := range ane.ChipSources() {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
 }

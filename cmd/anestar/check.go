@@ -26,6 +26,7 @@ func init() {
 // checkOptions are the flags of `anestar check`.
 type checkOptions struct {
 	scriptFlags
+	chip string // --chip: whose limits apply
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
@@ -37,6 +38,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	// The backend settings of run change no shape; check accepts and ignores them, so that a run's
 	// command line can be checked by changing only the command. Check judges every program by the ANE's
 	// rules whatever they say.
+	addChipFlag(fs, &o.chip)
 	var ignored bool
 	for _, name := range []string{"fp32", "check-numerics", "relaxed"} {
 		fs.BoolVar(&ignored, name, false, "accepted for run's command line; no effect")
@@ -65,11 +67,18 @@ func checkScript(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
+	if err := checkChip(o.chip); err != nil {
+		fmt.Fprintf(stderr, "anestar check: --chip: %v\n", err)
+		return exitUsage
+	}
+	chip, _ := ane.ParseChip(o.chip)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	start := time.Now()
+	fmt.Fprintf(stdout, "chip %s: %s\n", chip.Name, chipLimits(chip))
 	res, err := builtins.Run(ctx, builtins.Config{
 		Script:      script,
+		Settings:    ane.Settings{Chip: o.chip},
 		BackendName: o.backend,
 		Params:      overrides,
 		Args:        fs.Args()[1:],

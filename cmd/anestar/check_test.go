@@ -44,7 +44,8 @@ func TestCheck(t *testing.T) {
 	}
 	// The script's prints, then each program checked (16x8 fp16 weights: 64 + 64 header bytes and
 	// 256 data bytes), then ok with the time.
-	want := regexp.MustCompile(`^built
+	want := regexp.MustCompile(`^chip \S+: [^\n]+
+built
 dry run: stopping
 checked \S+s\.star:15:23 in ffn from line 17: 2 ops, 6 consts, weights 384 B
   in  x tensor<fp16, \[1, 8, 1, 32\]>
@@ -59,12 +60,12 @@ $`)
 		t.Errorf("stderr %q", errb.String())
 	}
 
-	// --quiet leaves only what was checked; --set changes the sizes.
+	// --quiet leaves only what was checked (and the chip it was checked for); --set changes the sizes.
 	out.Reset()
 	if code := checkScript([]string{script, "--quiet", "--set", "dim=4", "--set", "seq=64"}, &out, &errb); code != exitOK {
 		t.Fatalf("--set: code %d: %s", code, errb.String())
 	}
-	if s := out.String(); !strings.HasPrefix(s, "checked ") || !strings.Contains(s, "in  x tensor<fp16, [1, 4, 1, 64]>") {
+	if s := out.String(); !strings.HasPrefix(s, "chip ") || !strings.Contains(s, "\nchecked ") || !strings.Contains(s, "in  x tensor<fp16, [1, 4, 1, 64]>") {
 		t.Errorf("--quiet --set: stdout %q", s)
 	}
 	// A width the ANE refuses: the verdict names the I/O, the rule and the fix, and check exits 1.

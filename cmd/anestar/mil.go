@@ -166,9 +166,16 @@ func runMilCheck(args []string, stdout, stderr io.Writer) int {
 	fs := milFlags("check")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing for valid files")
 	hw := fs.Bool("ane", false, "judge each program by the ANE's known rules too")
+	var chipName string
+	addChipFlag(fs, &chipName)
 	files, code := milParseArgs("check", milCheckHelp, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
+	}
+	chip, err := ane.ParseChip(chipName)
+	if err != nil {
+		fmt.Fprintf(stderr, "anestar mil check: --chip: %v\n", err)
+		return exitUsage
 	}
 	code = exitOK
 	for _, file := range files {
@@ -183,7 +190,7 @@ func runMilCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		var v ane.Verdict
 		if *hw {
-			v = ane.Eligible(p)
+			v = ane.EligibleOn(p, chip)
 			if v.Support() == ane.Refused {
 				code = exitError
 			}

@@ -195,3 +195,50 @@ func TestMilCheckANE(t *testing.T) {
 		t.Errorf("mil check without --ane: exit %d", code)
 	}
 }
+
+// TestMilCheckChip: an input 20480 wide is refused with --chip m1 (naming 16384) and under all (the
+// default off a Mac), taken with --chip m4; fp32 I/O is a warning (io-fp16), never proven; an unknown
+// chip is a usage error; backends --chip prints a profile with its sources.
+func TestMilCheckChip(t *testing.T) {
+	wide := writeMilTemp(t, "wide.mil", `program(1.3)
+{
+    func main<ios18>(tensor<fp16, [1, 2, 1, 20480]> x) {
+        tensor<fp16, [2, 2, 1, 1]> w = const()[name=string("w"), val=tensor<fp16, [2, 2, 1, 1]>([1, 0, 0, 1])];
+        tensor<fp16, [1, 2, 1, 20480]> y = conv(weight=w, x=x)[name=string("y")];
+    } -> (y);
+}
+`)
+	for _, c := range []struct {
+		chip string
+		code int
+		want string
+	}{
+		{"m1", exitError, "refused [axis-cap]: input `x` (3:53) has 20480 on axis 3 (an axis other than the channels): chip m1 (A13) takes at most 16384"},
+		{"all", exitError, "chip all (A13-A16) takes at most 16384"},
+		{"m4", exitOK, "ane: eligible (every op and I/O proven on hardware)"},
+	} {
+		code, out, _ := runMilCLI("mil", "check", "--ane", "--chip", c.chip, wide)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("--chip %s: exit %d, want %d; stdout lacks %q:\n%s", c.chip, code, c.code, c.want, out)
+		}
+	}
+	fp32 := writeMilTemp(t, "fp32.mil", `program(1.3)
+{
+    func main<ios18>(tensor<fp32, [1, 2, 1, 32]> x) {
+        tensor<fp16, [1, 2, 1, 32]> h = cast(x=x, dtype=string("fp16"))[name=string("h")];
+        tensor<fp16, [2, 2, 1, 1]> w = const()[name=string("w"), val=tensor<fp16, [2, 2, 1, 1]>([1, 0, 0, 1])];
+        tensor<fp16, [1, 2, 1, 32]> y = conv(weight=w, x=h)[name=string("y")];
+    } -> (y);
+}
+`)
+	if code, out, _ := runMilCLI("mil", "check", "--ane", fp32); code != exitOK || !strings.Contains(out, "warning [io-fp16]: input `x`") {
+		t.Errorf("fp32 input: exit %d, want a warning [io-fp16]:\n%s", code, out)
+	}
+	if code, _, errOut := runMilCLI("mil", "check", "--ane", "--chip", "m9", wide); code != exitUsage || !strings.Contains(errOut, "m1, m2, m3, m4, m5, all") {
+		t.Errorf("--chip m9: exit %d: %s", code, errOut)
+	}
+	code, out, _ := runMilCLI("backends", "--chip", "m3")
+	if code != exitOK || !strings.Contains(out, "chip m3: family A15; at most 16384") || !strings.Contains(out, "M3 Pro") || !strings.Contains(out, "source: maderix/ANE") {
+		t.Errorf("backends --chip m3: exit %d:\n%s", code, out)
+	}
+}

@@ -95,6 +95,7 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 	res, err := builtins.Run(in.ctx, builtins.Config{
 		Script:   script,
 		Backend:  backend,
+		Settings: o.settings, // the chip, for ane.eligible (the backend has it for compiling)
 		Params:   overrides,
 		Args:     fs.Args()[1:],
 		Resume:   o.resume,
