@@ -18,9 +18,10 @@ func (s *session) tokenizerModule() *moduleDef {
 			"(llama2.c's and nanoGPT's `.bin`). Ids in tensors are float32, exact below 2^24.",
 		fns: []fnDef{
 			{sig: "read(path)", doc: "Reads a tokenizer.bin file to its end (`load` is a Starlark keyword). A truncated or corrupt file is an error naming the offset and the piece's id.", fn: tokenizerLoad},
-			{sig: "train(text, n)", doc: "Learns a BPE vocabulary of n pieces from the string text (n counts the 259 reserved pieces: `<unk>`, `<s>`, `</s>` " +
+			{sig: "train(text, n, whitespace_pieces = False)", doc: "Learns a BPE vocabulary of n pieces from the string text (n counts the 259 reserved pieces: `<unk>`, `<s>`, `</s>` " +
 				"and 256 bytes, so it must exceed 259). Words carry their leading space; every character of the text is a piece as far as n allows; " +
-				"deterministic; about 0.1 s for 567 KB of text.", fn: tokenizerTrain},
+				"deterministic; about 0.1 s for 567 KB of text. With whitespace_pieces a run of spaces leads the word after it and merges into pieces of spaces " +
+				"(SentencePiece's allow_whitespace_only_pieces: indentation in a few tokens); off, each space of a run is a piece of its own.", fn: tokenizerTrain},
 			{sig: "read_text(path)", doc: "Returns the contents of a text file as a string, for train or encode.", fn: tokenizerReadText},
 			{sig: "read_tokens(path, vocab = 65536)", doc: "Reads a token file (little-endian uint16 ids, no header) into a 1-D tensor of ids " +
 				"without a vocabulary: an id of vocab or more is an error naming its position.", fn: tokenizerReadTokens},
@@ -89,10 +90,11 @@ func tokenizerLoad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 func tokenizerTrain(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var text string
 	var n int
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &text, "n", &n); err != nil {
+	var spaces bool
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &text, "n", &n, "whitespace_pieces?", &spaces); err != nil {
 		return nil, err
 	}
-	t, err := tokenizer.Train(text, n)
+	t, err := tokenizer.TrainWith(text, n, tokenizer.TrainOptions{WhitespacePieces: spaces}, nil)
 	if err != nil {
 		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
 	}

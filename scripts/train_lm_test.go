@@ -212,7 +212,7 @@ func TestTrainLMText(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^sample: ".+"$`).MatchString(out) {
 		t.Errorf("no text sample:\n%s", out)
 	}
-	tok := filepath.Join(dir, "lm.safetensors.tok320.bin")
+	tok := filepath.Join(dir, "lm.tokenizer.bin")
 	if _, err := os.Stat(tok); err != nil {
 		t.Fatalf("the trained tokenizer is not cached: %v", err)
 	}
@@ -257,7 +257,7 @@ func TestTrainLMTokenizerCache(t *testing.T) {
 	if err := os.WriteFile(b, book[200000:260000], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cache := filepath.Join(dir, "lm.safetensors.tok320.bin")
+	cache := filepath.Join(dir, "lm.tokenizer.bin")
 	run := func(data string, steps string, resume bool) []byte {
 		t.Helper()
 		mustRunLM(t, lmSmall(dir, "data", quote(data), "vocab", "320", "steps", steps, "eval_every", "0"), resume)

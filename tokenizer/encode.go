@@ -22,8 +22,8 @@ func nextGroup(text string, i int) int {
 // by merging: never <unk>, <s>, </s> or a byte piece, and never across <s>. Invalid UTF-8 takes the
 // byte fallback. The merging costs O(n log n) for n characters, with a heap of adjacent pairs where
 // run.c rescans them all for every merge; and when no piece holds a space after its first byte (true of
-// SentencePiece's BPE vocabularies and of Train's), no merge can cross a space, so each distinct word
-// merges once and its ids are reused.
+// SentencePiece's BPE vocabularies and of Train's; pieces of spaces alone may), no merge can cross the
+// start of a run of spaces, so each distinct word merges once and its ids are reused.
 func (t *Tokenizer) Encode(text string, bos, eos bool) []int {
 	return t.EncodeProgress(text, bos, eos, nil)
 }
@@ -51,9 +51,10 @@ func (t *Tokenizer) EncodeProgress(text string, bos, eos bool, progress func(don
 	return out
 }
 
-// encodeWords appends the ids of text, merged a word at a time: when no text piece holds a space after
-// its first byte, no merge crosses a space, and the merges in one word do not depend on the others
-// (run.c takes the highest score over all words, which is the highest of each word in turn).
+// encodeWords appends the ids of text, merged a word at a time, a word starting where a run of spaces
+// starts after a non-space: when no text piece holds a space after a non-space (pieces of spaces alone
+// may), no merge crosses such a start, and the merges in one word do not depend on the others (run.c
+// takes the highest score over all words, which is the highest of each word in turn).
 // Repeated words are merged once (cache holds them). first says text is the start of the whole text:
 // its first word follows the dummy prefix; a later piece of it (EncodeStream's) starts at a space.
 func (t *Tokenizer) encodeWords(out []int, text string, first bool, m *merger, cache map[string][]int32, progress func(done, total int)) []int {
@@ -61,10 +62,7 @@ func (t *Tokenizer) encodeWords(out []int, text string, first bool, m *merger, c
 	var buf []int32
 	next := 1 << 20
 	for pos := 0; pos < len(text); {
-		end := len(text)
-		if k := strings.IndexByte(text[pos+1:], ' '); k >= 0 {
-			end = pos + 1 + k
-		}
+		end := wordStart(text, pos+1)
 		w := text[pos:end]
 		toks, ok := cache[w]
 		switch {
@@ -84,6 +82,22 @@ func (t *Tokenizer) encodeWords(out []int, text string, first bool, m *merger, c
 		}
 	}
 	return out
+}
+
+// wordStart returns the first position at or after i where a run of spaces starts after a non-space
+// (the start of a word of encodeWords), or len(text).
+func wordStart(text string, i int) int {
+	for i < len(text) {
+		k := strings.IndexByte(text[i:], ' ')
+		if k < 0 {
+			return len(text)
+		}
+		if i+k > 0 && text[i+k-1] != ' ' {
+			return i + k
+		}
+		i += k + 1
+	}
+	return len(text)
 }
 
 // initial appends the ids of text before any merge: the dummy prefix, then one id per character or

@@ -80,26 +80,34 @@ func FuzzEncode(f *testing.F) {
 	})
 }
 
-// FuzzTrain trains on arbitrary text: an error (too little text for n) or a vocabulary under which Encode
-// gives exactly the trainer's segmentation and Decode restores the text.
+// FuzzTrain trains on arbitrary text, with and without whitespace pieces: an error (too little text for
+// n) or a vocabulary under which Encode gives exactly the trainer's segmentation and run.c's, and Decode
+// restores the text.
 func FuzzTrain(f *testing.F) {
 	f.Add("the light of the sun, the lights; æther\n\n and  the \xff rays", 290)
 	f.Add("aaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbb ab ab ab", 275)
+	f.Add("def f(x):\n    if x:\n        return  x\n    return   0  \n", 300)
 	f.Fuzz(func(t *testing.T, text string, n int) {
 		n = NumReserved + 1 + max(0, n%64)
-		tr, err := train(text, n, nil)
-		if err != nil {
-			return
-		}
-		tok, err := tr.tokenizer()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ids, want := tok.Encode(text, false, false), tr.segmentation(text); !slices.Equal(ids, want) {
-			t.Fatalf("Train(%q, %d): Encode gives %v, the trainer %v", text, n, ids, want)
-		}
-		if back, err := tok.Decode(tok.Encode(text, false, false)); err != nil || back != text {
-			t.Fatalf("round trip: %q, %v", back, err)
+		for _, ws := range []bool{false, true} { // whitespace pieces too
+			tr, err := train(text, n, ws, nil)
+			if err != nil {
+				return
+			}
+			tok, err := tr.tokenizer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := tok.Encode(text, false, false)
+			if want := tr.segmentation(text); !slices.Equal(ids, want) {
+				t.Fatalf("Train(%q, %d, whitespace pieces %v): Encode gives %v, the trainer %v", text, n, ws, ids, want)
+			}
+			if want := scanEncode(tok.pieces, tok.scores, text); !slices.Equal(ids, want) {
+				t.Fatalf("Train(%q, %d, whitespace pieces %v): Encode gives %v, run.c's rescan %v", text, n, ws, ids, want)
+			}
+			if back, err := tok.Decode(ids); err != nil || back != text {
+				t.Fatalf("round trip: %q, %v", back, err)
+			}
 		}
 	})
 }

@@ -14,12 +14,13 @@ const StreamChunk = 4 << 20
 const maxCachedWords = 1 << 20
 
 // CanStream reports whether EncodeStream can encode with this vocabulary: no text piece holds a space
-// after its first byte, so no merge crosses a space and the text can be cut before any space.
+// after a non-space (pieces of spaces alone may), so no merge crosses the start of a run of spaces and
+// the text can be cut there.
 func (t *Tokenizer) CanStream() bool { return t.splitSpaces }
 
 // EncodeStream encodes the text read from r as Encode(text, bos, false) encodes it whole, about
-// StreamChunk bytes at a time, each piece of text cut where a space is followed by a non-space (so no
-// word and no run of spaces is cut; a piece grows until it holds such a place or the text ends).
+// StreamChunk bytes at a time, each piece of text cut where a run of spaces starts after a non-space
+// (so no word and no run of spaces is cut; a piece grows until it holds such a place or the text ends).
 // emit gets the ids of each piece in order and must not keep the slice; progress, when not nil, gets
 // each piece's text after its ids (it must not keep it) and the bytes read so far. Memory: a piece of text, its ids and a table of merged
 // words, never the whole text. A vocabulary that cannot stream (CanStream) is an error.
@@ -79,15 +80,15 @@ func (t *Tokenizer) encodeStream(r io.Reader, bos bool, emit func(ids []int) err
 	}
 }
 
-// lastCut returns the position of the last space in text that a non-space follows (not at 0, so the
-// piece before it is not empty), or -1.
+// lastCut returns the last position in text where a run of spaces starts after a non-space (not at 0,
+// so the piece before it is not empty), or -1: no merge crosses it (CanStream).
 func lastCut(text []byte) int {
-	for i := len(text) - 2; i > 0; {
+	for i := len(text) - 1; i > 0; {
 		j := bytes.LastIndexByte(text[:i+1], ' ')
 		if j <= 0 {
 			return -1
 		}
-		if text[j+1] != ' ' {
+		if text[j-1] != ' ' {
 			return j
 		}
 		i = j - 1

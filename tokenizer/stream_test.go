@@ -23,15 +23,16 @@ func streamIDs(t *testing.T, tok *Tokenizer, text string, bos bool, chunk int) [
 	return got
 }
 
-// TestEncodeStreamMatchesEncode: on random vocabularies that can stream and random texts (runs of
-// spaces, newlines, invalid UTF-8, NUL), chunks of 1 to 9 bytes give Encode's ids, <s> included.
+// TestEncodeStreamMatchesEncode: on random vocabularies that can stream (pieces of spaces alone among
+// them) and random texts (runs of spaces, newlines, invalid UTF-8, NUL), chunks of 1 to 9 bytes give
+// Encode's ids, <s> included, and Encode's are run.c's (a rescan of the whole text).
 func TestEncodeStreamMatchesEncode(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	tested := 0
+	tested, spaceRuns := 0, 0
 	for v := range 200 {
 		pieces, scores := randomVocab(r, v%2 == 0)
-		for i, p := range pieces { // no space after a piece's first byte: a vocabulary that can stream
-			if i > 2 && strings.Contains(p[1:], " ") {
+		for i, p := range pieces { // no space after a non-space (pieces of spaces alone stay): a vocabulary that can stream
+			if i > 2 && strings.Contains(p[1:], " ") && strings.Trim(p, " ") != "" {
 				pieces[i] = strings.ReplaceAll(p[:1]+strings.ReplaceAll(p[1:], " ", "b"), "\x00", "")
 			}
 		}
@@ -43,10 +44,23 @@ func TestEncodeStreamMatchesEncode(t *testing.T) {
 			continue
 		}
 		tested++
+		for _, p := range pieces[3:] {
+			if len(p) > 1 && strings.Trim(p, " ") == "" {
+				spaceRuns++
+				break
+			}
+		}
 		for range 20 {
 			text := randomText(r) + randomText(r)
 			bos := r.IntN(2) == 0
 			want := tok.Encode(text, bos, false)
+			scan := scanEncode(pieces, scores, text) // run.c's rescan of the whole text
+			if bos {
+				scan = append([]int{BOS}, scan...)
+			}
+			if !slices.Equal(want, scan) {
+				t.Fatalf("vocab %d, text %q: Encode %v, run.c's rescan %v", v, text, want, scan)
+			}
 			for chunk := 1; chunk < 10; chunk++ {
 				if got := streamIDs(t, tok, text, bos, chunk); !slices.Equal(got, want) {
 					t.Fatalf("vocab %d, text %q, chunks of %d: got %v, want %v", v, text, chunk, got, want)
@@ -54,8 +68,8 @@ func TestEncodeStreamMatchesEncode(t *testing.T) {
 			}
 		}
 	}
-	if tested < 50 {
-		t.Fatalf("only %d vocabularies could stream", tested)
+	if tested < 50 || spaceRuns < 20 {
+		t.Fatalf("only %d vocabularies could stream, %d of them with pieces of spaces alone", tested, spaceRuns)
 	}
 }
 

@@ -30,7 +30,7 @@ type Tokenizer struct {
 	lookup       map[string]int32 // text pieces (not the reserved ones) to their lowest id
 	byteFallback bool             // ids 3..258 are exactly <0x00>..<0xFF>
 	space        int32            // id of the " " piece, or -1
-	splitSpaces  bool             // no text piece holds a space after its first byte: no merge crosses a space
+	splitSpaces  bool             // no text piece holds a space after a non-space (pieces of spaces alone may): no merge crosses the start of a run of spaces
 }
 
 // New makes a Tokenizer from pieces and their scores (same length, at least the three reserved pieces).
@@ -65,7 +65,7 @@ func New(pieces []string, scores []float32) (*Tokenizer, error) {
 	}
 	t.splitSpaces = true
 	for p := range t.lookup {
-		if strings.IndexByte(p[1:], ' ') >= 0 {
+		if strings.IndexByte(p[1:], ' ') >= 0 && strings.Trim(p, " ") != "" { // a space after a non-space
 			t.splitSpaces = false
 			break
 		}

@@ -27,7 +27,22 @@ func Train(text string, n int) (*Tokenizer, error) { return TrainProgress(text, 
 
 // TrainProgress is Train that calls progress(pieces, n) as the vocabulary grows.
 func TrainProgress(text string, n int, progress func(pieces, n int)) (*Tokenizer, error) {
-	tr, err := train(text, n, progress)
+	return TrainWith(text, n, TrainOptions{}, progress)
+}
+
+// TrainOptions are what Train may do differently.
+type TrainOptions struct {
+	// WhitespacePieces learns pieces of consecutive spaces (SentencePiece's
+	// allow_whitespace_only_pieces), so indentation merges into a few pieces: a run of spaces leads the
+	// word after it, and a merge makes a piece of spaces alone or, as ever, of at most one leading space
+	// and then no space (the form by which Encode, merging the whole text as run.c does, reproduces the
+	// trainer's segmentation). Off, each space of a run is a word of its own (SentencePiece's default).
+	WhitespacePieces bool
+}
+
+// TrainWith is TrainProgress with options.
+func TrainWith(text string, n int, opts TrainOptions, progress func(pieces, n int)) (*Tokenizer, error) {
+	tr, err := train(text, n, opts.WhitespacePieces, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -50,6 +65,7 @@ type trainer struct {
 	index map[string]int32 // each distinct word (but the first) to its number
 	pairs pairHeap         // weighted counts of adjacent pairs, most frequent on top
 	m     merger
+	ws    bool // runs of spaces are words (TrainOptions.WhitespacePieces)
 }
 
 // MaxPieceChars bounds the length of a trained piece in characters, as SentencePiece's
@@ -63,39 +79,57 @@ func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b
 // run of newlines, or an optional leading space then characters of one class (letters, digits or the
 // rest, see charClass) up to the next space, newline or change of class. The first word follows the
 // dummy prefix: it is empty when text starts with a space or a newline.
-func splitWords(text string, fn func(w string, first bool)) {
+// With ws (TrainOptions.WhitespacePieces) a word's leading space may be a run of spaces.
+func splitWords(text string, ws bool, fn func(w string, first bool)) {
 	end := 0
-	if text != "" && text[0] != ' ' && text[0] != '\n' {
-		end = wordEnd(text, 0)
+	// The dummy prefix leads the first word; with ws a run of spaces the text starts with joins it (a
+	// piece of spaces can merge them), as Encode's first word has it.
+	if text != "" && (text[0] != ' ' || ws) && text[0] != '\n' {
+		end = wordEnd(text, 0, ws)
 	}
 	fn(text[:end], true)
 	for pos := end; pos < len(text); pos = end {
-		end = wordEnd(text, pos)
+		end = wordEnd(text, pos, ws)
 		fn(text[pos:end], false)
 	}
 }
 
-// wordEnd returns the end of the word that starts at text[i] (i < len(text)); it is always past i.
-func wordEnd(text string, i int) int {
+// wordEnd returns the end of the word that starts at text[i] (i < len(text)); it is always past i. It
+// walks run.c's character groups (nextGroup: a byte and the continuation bytes after it), so that a word
+// never ends inside one: a stray continuation byte stays with the character before it, as run.c
+// groups it.
+func wordEnd(text string, i int, ws bool) int {
+	group := func(j int) string { return text[j:nextGroup(text, j)] }
 	j := i
-	if text[j] == '\n' {
-		for j < len(text) && text[j] == '\n' {
+	if group(j) == "\n" {
+		for j < len(text) && group(j) == "\n" {
 			j++
 		}
 		return j
 	}
-	if text[j] == ' ' {
+	if group(j) == " " {
 		j++
+		for ws && j < len(text) && group(j) == " " { // the whole run leads the word
+			j++
+		}
 	}
 	class := -1
-	for j < len(text) && text[j] != ' ' && text[j] != '\n' {
-		r, size := utf8.DecodeRuneInString(text[j:])
-		if c := charClass(r); class < 0 {
+	for j < len(text) {
+		g := group(j)
+		if g == " " || g == "\n" {
+			break
+		}
+		c := 2 // invalid bytes: the rest
+		if isChar(g) {
+			r, _ := utf8.DecodeRuneInString(g)
+			c = charClass(r)
+		}
+		if class < 0 {
 			class = c
 		} else if c != class {
 			break
 		}
-		j += size
+		j += len(g)
 	}
 	return j
 }
@@ -119,7 +153,7 @@ func isChar(g string) bool {
 	return size == len(g) && (r != utf8.RuneError || size > 1)
 }
 
-func train(text string, n int, progress func(pieces, n int)) (*trainer, error) {
+func train(text string, n int, ws bool, progress func(pieces, n int)) (*trainer, error) {
 	if n <= NumReserved {
 		return nil, fmt.Errorf("tokenizer: vocabulary size %d: must exceed the %d reserved pieces (<unk>, <s>, </s> and 256 bytes)", n, NumReserved)
 	}
@@ -140,7 +174,8 @@ func train(text string, n int, progress func(pieces, n int)) (*trainer, error) {
 	// the bytes after it), so it is kept apart from any equal-looking word later in the text.
 	var words []string
 	tr.index = map[string]int32{}
-	splitWords(text, func(w string, first bool) {
+	tr.ws = ws
+	splitWords(text, ws, func(w string, first bool) {
 		id, ok := tr.index[w]
 		if !ok || first {
 			id = int32(len(words))
@@ -334,13 +369,32 @@ func (tr *trainer) pair(a, b int32) (int32, float32, bool) {
 // merge) and their concatenation is at most MaxPieceChars long; when the count grows it also notes that
 // w holds the pair.
 func (tr *trainer) count(w, a, b int32, delta int64) {
-	if a < NumReserved || b < NumReserved || tr.runes[a]+tr.runes[b] > MaxPieceChars {
+	if a < NumReserved || b < NumReserved || tr.runes[a]+tr.runes[b] > MaxPieceChars || tr.ws && mixesSpaces(tr.pieces[a], tr.pieces[b]) {
 		return
 	}
 	s := tr.pairs.add(pairKey(a, b), delta)
 	if delta > 0 {
 		tr.pairs.occ[s] = append(tr.pairs.occ[s], w)
 	}
+}
+
+// mixesSpaces reports whether a+b would be a piece of two or more leading spaces and then a non-space:
+// a form whitespace pieces never take (TrainOptions.WhitespacePieces).
+func mixesSpaces(a, b string) bool {
+	la, lb := leadingSpaces(a), leadingSpaces(b)
+	if la < len(a) { // a has a non-space
+		return la >= 2
+	}
+	return la+lb >= 2 && lb < len(b)
+}
+
+// leadingSpaces counts the spaces s starts with.
+func leadingSpaces(s string) int {
+	n := 0
+	for n < len(s) && s[n] == ' ' {
+		n++
+	}
+	return n
 }
 
 // tokenizer returns the trained vocabulary: the reserved pieces (score 0), the characters, the merges.
@@ -361,7 +415,7 @@ func (tr *trainer) tokenizer() (*Tokenizer, error) {
 // segmentation returns the trainer's tokens of text, the text it trained on: its words' tokens in order.
 func (tr *trainer) segmentation(text string) []int {
 	var out []int
-	splitWords(text, func(w string, first bool) {
+	splitWords(text, tr.ws, func(w string, first bool) {
 		id := int32(0)
 		if !first {
 			id = tr.index[w]

@@ -1,7 +1,9 @@
 package tokenizer
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +27,7 @@ func opticks(t testing.TB) string {
 func TestTrainSegmentation(t *testing.T) {
 	text := opticks(t)
 	for _, n := range []int{300, 1024} {
-		tr, err := train(text, n, nil)
+		tr, err := train(text, n, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +61,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // Encode still reproduces the trainer's segmentation.
 func TestTrainPieceLength(t *testing.T) {
 	text := strings.Repeat("Newton's RefrangibilityoftheRaysofLight ", 500) + strings.Repeat("é", 300)
-	tr, err := train(text, 318, nil) // every merge the text supports
+	tr, err := train(text, 318, false, nil) // every merge the text supports
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func TestSplitWords(t *testing.T) {
 		{"", []string{""}},
 	} {
 		var got []string
-		splitWords(c.text, func(w string, first bool) {
+		splitWords(c.text, false, func(w string, first bool) {
 			if first != (len(got) == 0) {
 				t.Errorf("%q: word %d has first = %v", c.text, len(got), first)
 			}
@@ -127,6 +129,73 @@ func TestSplitWords(t *testing.T) {
 			} else {
 				class = c
 			}
+		}
+	}
+}
+
+// pythonSource reads the .py files of Python's standard json and email packages (Debian's python3),
+// the code corpus of TestTrainWhitespacePieces.
+func pythonSource(t *testing.T) string {
+	t.Helper()
+	var files []string
+	for _, pkg := range []string{"json", "email"} {
+		m, _ := filepath.Glob("/usr/lib/python3*/" + pkg + "/*.py")
+		files = append(files, m...)
+	}
+	if len(files) < 10 {
+		t.Skip("Python's standard library is not installed here (apt install python3)")
+	}
+	var b strings.Builder
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// TestTrainWhitespacePieces: with WhitespacePieces a run of spaces leads the word after it; a
+// 1024-piece vocabulary of Python source then encodes 8 spaces and "return" in at most 3 tokens
+// (without the option: 8), Encode reproduces the trainer's segmentation of the whole
+// text, the vocabulary can stream, and decoding restores the text.
+func TestTrainWhitespacePieces(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"a   b", `["a" "   b"]`},
+		{"x  \n  y", `["x" "  " "\n" "  y"]`},
+		{"  z,", `["  z" ","]`},
+	} {
+		var got []string
+		splitWords(c.text, true, func(w string, first bool) { got = append(got, w) })
+		if s := fmt.Sprintf("%q", got); s != c.want {
+			t.Errorf("splitWords(%q, ws) = %s, want %s", c.text, s, c.want)
+		}
+	}
+	text := pythonSource(t)
+	indent := "        return"
+	for _, ws := range []bool{false, true} {
+		tr, err := train(text, 1024, ws, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := tr.tokenizer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := tok.Encode("x\n"+indent, false, false)[2:] // after "x" and the newline
+		t.Logf("whitespace pieces %v: %q is %d tokens", ws, indent, len(ids))
+		if ws && len(ids) > 3 || !ws && len(ids) < 8 {
+			t.Errorf("whitespace pieces %v: %q is %d tokens: %v", ws, indent, len(ids), ids)
+		}
+		if !tok.CanStream() {
+			t.Errorf("whitespace pieces %v: the vocabulary cannot stream", ws)
+		}
+		if got, want := tok.Encode(text, false, false), tr.segmentation(text); !slices.Equal(got, want) {
+			t.Fatalf("whitespace pieces %v: Encode gives %d tokens, the trainer %d", ws, len(got), len(want))
+		}
+		if back, err := tok.Decode(tok.Encode(text, false, false)); err != nil || back != text {
+			t.Fatalf("whitespace pieces %v: decode does not restore the text (%v)", ws, err)
 		}
 	}
 }

@@ -36,6 +36,7 @@ type tokenizeOptions struct {
 	ids    string // --ids: print the ids of this text
 	bos    bool   // --bos: start the token file with <s>
 	quiet  bool   // -q: no counts, no progress
+	spaces bool   // --whitespace-pieces: learn pieces of consecutive spaces
 }
 
 // largeInput is the size from which tokenize shows a progress line.
@@ -46,6 +47,7 @@ func tokenizeFlags(o *tokenizeOptions) *pflag.FlagSet {
 	fs.StringVarP(&o.vocab, "tokenizer", "t", "", "the vocabulary: a llama2.c `tokenizer.bin`")
 	fs.IntVar(&o.train, "train", 0, "learn an `N`-piece BPE vocabulary from IN first (N counts the 259 reserved pieces)")
 	fs.StringVar(&o.save, "save", "", "with --train: write the learned vocabulary to this `file`")
+	fs.BoolVar(&o.spaces, "whitespace-pieces", false, "with --train: learn pieces of consecutive spaces (indentation), as SentencePiece's allow_whitespace_only_pieces")
 	fs.StringVarP(&o.output, "output", "o", "", "write IN's tokens to this `file` (little-endian uint16)")
 	fs.BoolVar(&o.decode, "decode", false, "IN is a token file: print its text")
 	fs.StringVar(&o.ids, "ids", "", "print the ids of this `text` (no <s>), space-separated, on one line")
@@ -99,6 +101,8 @@ func runTokenize(args []string, stdout, stderr io.Writer) int {
 		return usageErr("--train needs --save FILE for the learned vocabulary")
 	case o.save != "" && !fs.Changed("train"):
 		return usageErr("--save goes with --train")
+	case o.spaces && !fs.Changed("train"):
+		return usageErr("--whitespace-pieces goes with --train")
 	case !fs.Changed("train") && o.vocab == "":
 		return usageErr("need -t tok.bin (or --train N --save tok.bin)")
 	case (o.decode || idsMode) && fs.Changed("train"):
@@ -178,7 +182,7 @@ func runTokenize(args []string, stdout, stderr io.Writer) int {
 	prog := newLineProgress(stderr, !o.quiet && len(text) >= largeInput)
 	if fs.Changed("train") {
 		start := time.Now()
-		tok, err = tokenizer.TrainProgress(text, o.train, func(done, n int) { prog.show("training: %d/%d pieces", done, n) })
+		tok, err = tokenizer.TrainWith(text, o.train, tokenizer.TrainOptions{WhitespacePieces: o.spaces}, func(done, n int) { prog.show("training: %d/%d pieces", done, n) })
 		prog.clear()
 		if err != nil {
 			return fail(err)

@@ -158,3 +158,52 @@ func TestTokenizeRefusesCollisions(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenizeWhitespacePieces: --whitespace-pieces learns pieces of consecutive spaces, so indented
+// code takes fewer tokens; the token file written streams (the vocabulary holds no space after a
+// non-space) and equals Encode; --whitespace-pieces without --train is a usage error.
+func TestTokenizeWhitespacePieces(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Repeat("def f(x):\n    if x:\n        return x + 1\n    return 0\n\n", 60) + string(mustRead(t, "../../data/Isaac.Newton-Opticks.txt")[:20000])
+	in := filepath.Join(dir, "code.py")
+	os.WriteFile(in, []byte(text), 0o644)
+	count := func(flags ...string) int {
+		vocab, out := filepath.Join(dir, "v.bin"), filepath.Join(dir, "t.bin")
+		args := append([]string{"tokenize", "-q", "--train", "700", "--save", vocab, in, "-o", out}, flags...)
+		if code, _, errs := runCkptCLI(args...); code != exitOK {
+			t.Fatalf("%v: code %d: %s", flags, code, errs)
+		}
+		tok, err := tokenizer.Load(vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := tokenizer.LoadTokens(out, 700)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := tok.Encode(text, false, false); joinInts(ids) != joinInts(want) {
+			t.Fatalf("%v: the token file differs from Encode", flags)
+		}
+		if !tok.CanStream() {
+			t.Fatalf("%v: the vocabulary cannot stream", flags)
+		}
+		return len(tok.Encode("x\n        return", false, false)) - 2 // after "x" and the newline
+	}
+	plain, spaced := count(), count("--whitespace-pieces")
+	t.Logf("8 spaces and return: %d tokens, %d with whitespace pieces", plain, spaced)
+	if spaced > 3 || plain <= spaced {
+		t.Errorf("8 spaces and return: %d tokens, %d with whitespace pieces", plain, spaced)
+	}
+	if code, _, errs := runCkptCLI("tokenize", "-t", filepath.Join(dir, "v.bin"), "--whitespace-pieces", in, "-o", filepath.Join(dir, "u.bin")); code != exitUsage || !strings.Contains(errs, "goes with --train") {
+		t.Errorf("--whitespace-pieces without --train: code %d: %s", code, errs)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
