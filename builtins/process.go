@@ -101,9 +101,11 @@ func (s *session) processModule() *moduleDef {
 				"compile (building mil programs and ane.compile), ane (kernel evals), io (surface reads, writes and copies), " +
 				"host (tensor, cpu and optimizer math, submitting queue jobs) and wait (queue waits). Every call of those builtins " +
 				"adds to its phase; work a queue does beside the script does not. With reset the totals restart at zero after they are read.", fn: s.processTimers},
-			{sig: "progress(total, every = 5.0)", doc: "A progress report for a loop of total steps (0 when not known): " +
+			{sig: "progress(total, every = 5.0, label = \"step\", delay = 0.0)", doc: "A progress report for a loop of total steps (0 when not known): " +
 				"call `p.update(step, loss = ...)` each step and `p.done()` after the loop. On a terminal it redraws one " +
-				"line; elsewhere it prints a line at most every `every` seconds. See the progress type.", fn: s.processProgress},
+				"line; elsewhere it prints a line at most every `every` seconds. label names what is counted (`window 12/661 ... ms/window`); " +
+				"with delay, nothing is shown until that many seconds after the first update (a phase that may be quick stays silent). " +
+				"See the progress type.", fn: s.processProgress},
 			{sig: "metrics(path, append = None)", doc: "Opens path for JSON lines and returns a metrics writer; " +
 				"it is closed when the run ends. With append None (the default) a resumed run (--resume) appends and a " +
 				"fresh run starts the file anew, so a file never holds a step twice; True or False forces one. " +

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,8 +96,15 @@ func (p *progress) Attr(name string) (starlark.Value, error) {
 func (s *session) processProgress(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var total int
 	every := number(pkgmetrics.DefaultInterval.Seconds())
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "total", &total, "every?", &every); err != nil {
+	label, delay := "step", number(0)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "total", &total, "every?", &every, "label?", &label, "delay?", &delay); err != nil {
 		return nil, err
+	}
+	if label == "" || strings.ContainsAny(label, "\r\n") {
+		return nil, nameErrf(b.Name(), "label %q: want a word such as \"step\"", label)
+	}
+	if !(delay >= 0) || math.IsInf(float64(delay), 0) {
+		return nil, nameErrf(b.Name(), "delay = %v; want seconds, 0 or more", float64(delay))
 	}
 	if total < 0 {
 		return nil, nameErrf(b.Name(), "total is %d; want the number of steps, or 0 when it is not known", total)
@@ -108,6 +116,7 @@ func (s *session) processProgress(_ *starlark.Thread, b *starlark.Builtin, args 
 	mp.Terminal = s.cfg.Terminal
 	mp.Interval = time.Duration(float64(every) * float64(time.Second))
 	mp.Now = s.now
+	mp.Label, mp.Delay = label, time.Duration(float64(delay)*float64(time.Second))
 	p := &progress{p: mp, total: total}
 	s.mu.Lock()
 	s.progresses = append(s.progresses, p)

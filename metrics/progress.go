@@ -39,6 +39,10 @@ type Progress struct {
 	Terminal bool             // redraw one line in place rather than print lines
 	Interval time.Duration    // time between plain lines; DefaultInterval if zero
 	Now      func() time.Time // the clock; time.Now if nil
+	Label    string           // the word before the count and after ms/: "step" if empty
+	// Delay holds every line back until this long after the first update (a phase that may be quick
+	// stays silent): nothing is shown of a count that ends sooner.
+	Delay time.Duration
 
 	mu        sync.Mutex
 	w         io.Writer
@@ -47,6 +51,7 @@ type Progress struct {
 	startTime time.Time // time of the first update
 	runStart  time.Time // time of the first update since New: the run's elapsed time counts from it, across Done
 	lastShown time.Time // when a line was last drawn or printed
+	shown     bool      // a line of this count was shown
 	pending   string    // text of an update not shown yet, or ""
 	width     int       // length of the line now on the terminal
 }
@@ -79,7 +84,8 @@ func (p *Progress) Update(step, total int, fields map[string]float64) {
 	if p.Terminal {
 		gap = MinRedraw
 	}
-	if first || last || now.Sub(p.lastShown) >= gap {
+	held := p.Delay > 0 && now.Sub(p.startTime) < p.Delay && !p.shown // a quick phase stays silent
+	if !held && (first || last || now.Sub(p.lastShown) >= gap || p.Delay > 0 && !p.shown) {
 		p.show(text, now)
 	} else {
 		p.pending = text
@@ -96,13 +102,13 @@ func (p *Progress) Done() {
 	if !p.started {
 		return
 	}
-	if p.pending != "" {
+	if p.pending != "" && (p.Delay <= 0 || p.shown) {
 		p.show(p.pending, p.now())
 	}
-	if p.Terminal {
+	if p.Terminal && p.shown {
 		io.WriteString(p.w, "\n")
 	}
-	p.started, p.width = false, 0
+	p.started, p.width, p.shown, p.pending = false, 0, false, ""
 }
 
 func (p *Progress) now() time.Time {
@@ -114,7 +120,7 @@ func (p *Progress) now() time.Time {
 
 // show writes text: over the current line on a terminal, as a new line elsewhere.
 func (p *Progress) show(text string, now time.Time) {
-	p.lastShown, p.pending = now, ""
+	p.lastShown, p.pending, p.shown = now, "", true
 	if !p.Terminal {
 		io.WriteString(p.w, text+"\n")
 		return
@@ -130,10 +136,14 @@ func (p *Progress) show(text string, now time.Time) {
 // format builds the status text.
 func (p *Progress) format(step, total int, fields map[string]float64, now time.Time) string {
 	var b strings.Builder
+	label := p.Label
+	if label == "" {
+		label = "step"
+	}
 	if total > 0 {
-		fmt.Fprintf(&b, "step %d/%d", step, total)
+		fmt.Fprintf(&b, "%s %d/%d", label, step, total)
 	} else {
-		fmt.Fprintf(&b, "step %d", step)
+		fmt.Fprintf(&b, "%s %d", label, step)
 	}
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
@@ -151,7 +161,7 @@ func (p *Progress) format(step, total int, fields map[string]float64, now time.T
 	elapsed := now.Sub(p.startTime)
 	if done := step - p.startStep; done > 0 {
 		perStep := elapsed / time.Duration(done)
-		fmt.Fprintf(&b, "  %.1f ms/step", float64(perStep)/float64(time.Millisecond))
+		fmt.Fprintf(&b, "  %.1f ms/%s", float64(perStep)/float64(time.Millisecond), label)
 		if total > 0 && step < total {
 			fmt.Fprintf(&b, "  eta %s", FormatDuration(perStep*time.Duration(total-step)))
 		}

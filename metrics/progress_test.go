@@ -209,3 +209,28 @@ func TestProgressElapsedAcrossDone(t *testing.T) {
 		t.Errorf("last line %q, want 2000.0 ms/step (the second count's) and elapsed 1m04s (the run's)", last)
 	}
 }
+
+// TestProgressLabelAndDelay: a label names what is counted; with a delay a count that ends sooner shows
+// nothing, and a longer one starts showing once the delay has passed.
+func TestProgressLabelAndDelay(t *testing.T) {
+	var b strings.Builder
+	now := time.Unix(0, 0)
+	p := &Progress{w: &b, Now: func() time.Time { return now }, Label: "window", Delay: 2 * time.Second}
+	for i := 1; i <= 10; i++ { // a quick count: one second in all
+		now = now.Add(100 * time.Millisecond)
+		p.Update(i, 10, map[string]float64{"val_loss": 3})
+	}
+	p.Done()
+	if b.Len() != 0 {
+		t.Fatalf("a count quicker than the delay showed %q", b.String())
+	}
+	for i := 1; i <= 40; i++ { // a slow one: 4 seconds
+		now = now.Add(100 * time.Millisecond)
+		p.Update(i, 40, map[string]float64{"val_loss": 3})
+	}
+	p.Done()
+	out := b.String()
+	if !strings.HasPrefix(out, "window 2") || !strings.Contains(out, "ms/window") || !strings.Contains(out, "window 40/40") || strings.Contains(out, "step") {
+		t.Fatalf("a count past the delay showed %q", out)
+	}
+}

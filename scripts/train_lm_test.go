@@ -368,6 +368,10 @@ func TestTrainLMResumeTakesSizes(t *testing.T) {
 	if _, _, err := runLM(t, withParams(again, "dim", "128"), true); err == nil || !strings.Contains(err.Error(), "dim = 96, this run has dim = 128") {
 		t.Errorf("resume with a contradicting --set dim=128: %v", err)
 	}
+	// eval_only evaluates the checkpoint as it is: its sizes too.
+	if _, out := mustRunLM(t, withParams(again, "eval_only", "True"), false); !strings.Contains(out, "[the checkpoint's dim = 96") || !strings.Contains(out, "step 6 val_loss") {
+		t.Errorf("eval_only without the sizes:\n%s", out)
+	}
 }
 
 // TestTrainLMAccum trains with accum = 2, batch = 2 and with batch = 4 in fp32 numerics without dropout:
