@@ -22,7 +22,9 @@ func (s *session) tokenizerModule() *moduleDef {
 				"and 256 bytes, so it must exceed 259). Words carry their leading space; every character of the text is a piece as far as n allows; " +
 				"deterministic; about 0.1 s for 567 KB of text. With whitespace_pieces a run of spaces leads the word after it and merges into pieces of spaces " +
 				"(SentencePiece's allow_whitespace_only_pieces: indentation in a few tokens); off, each space of a run is a piece of its own.", fn: tokenizerTrain},
-			{sig: "read_text(path)", doc: "Returns the contents of a text file as a string, for train or encode.", fn: tokenizerReadText},
+			{sig: "read_text(path, limit = 0)", doc: "Returns the contents of a text file as a string, for train or encode; with limit, its first limit bytes only.", fn: tokenizerReadText},
+			{sig: "looks_like_text(s)", doc: "Whether the string s (a file's first bytes, say) reads as text: valid UTF-8 without control bytes but tab, newline and " +
+				"carriage return. A uint16 token file rarely does.", fn: tokenizerLooksLikeText},
 			{sig: "read_tokens(path, vocab = 65536)", doc: "Reads a token file (little-endian uint16 ids, no header) into a 1-D tensor of ids " +
 				"without a vocabulary: an id of vocab or more is an error naming its position.", fn: tokenizerReadTokens},
 		},
@@ -101,10 +103,29 @@ func tokenizerTrain(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	return &tokenizerValue{t}, nil
 }
 
+func tokenizerLooksLikeText(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var text string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "s", &text); err != nil {
+		return nil, err
+	}
+	return starlark.Bool(tokenizer.LooksLikeText([]byte(text))), nil
+}
+
 func tokenizerReadText(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var path string
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
+	limit := 0
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "limit?", &limit); err != nil {
 		return nil, err
+	}
+	if limit < 0 {
+		return nil, nameErrf(b.Name(), "limit = %d: want the bytes to read, or 0 for all", limit)
+	}
+	if limit > 0 { // the file's first bytes only
+		head, err := tokenizer.ReadHead(path, limit)
+		if err != nil {
+			return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
+		}
+		return starlark.String(head), nil
 	}
 	data, err := tokenizer.ReadFile(path)
 	if err != nil {

@@ -201,6 +201,31 @@ func TestMessagesSayWhatIsWrong(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not a checkpoint of a language model") {
 		t.Errorf("sample of a train_layer checkpoint: %v", err)
 	}
+	// A text given as tokens (a name ending in .bin, an even or an odd length) and tokens given as text.
+	td := t.TempDir()
+	book, err := os.ReadFile("../data/Isaac.Newton-Opticks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, err := os.ReadFile("testdata/lm_ref/tokens.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"even.bin", book[:20000], "even.bin reads as text"},
+		{"odd.bin", book[:20001], "odd.bin reads as text"},
+		{"tokens.txt", toks, "tokens.txt does not read as text"},
+	} {
+		f := filepath.Join(td, c.name)
+		os.WriteFile(f, c.data, 0o644)
+		if _, _, err := runLM(t, with("data", quote(f), "steps", "1"), false); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("data %s: %v, want %q", c.name, err, c.want)
+		}
+	}
 	// init of a model with another model's tokenizer (it suggested a --set vocab the header then refused).
 	exp := filepath.Join(t.TempDir(), "m.bin")
 	mustRunLM(t, with("data", quote("testdata/lm_ref/tokens.bin"), "steps", "1", "export", quote(exp)), false)

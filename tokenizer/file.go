@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 
@@ -46,19 +47,49 @@ func LoadSize(path string, vocabSize int) (*Tokenizer, error) {
 	return t, err
 }
 
+// OpenRegular opens the regular file at path for reading, with its size: a directory, a device or a
+// FIFO is an error, not a hang.
+func OpenRegular(path string) (*os.File, int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("tokenizer: %v", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("tokenizer: %s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("tokenizer: %v", err)
+	}
+	return f, st.Size(), nil
+}
+
+// ReadHead returns the first n bytes of the regular file at path (fewer when it is shorter).
+func ReadHead(path string, n int) ([]byte, error) {
+	f, size, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, min(int64(n), size))
+	k, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("tokenizer: %s: %v", path, err)
+	}
+	return buf[:k], nil
+}
+
 // ReadFile reads a whole regular file (a text to encode or train on, a vocabulary, a token file): a
 // directory or a device is an error, not a hang.
 func ReadFile(path string) ([]byte, error) {
-	st, err := os.Stat(path)
+	f, size, err := OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %v", err)
+		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("tokenizer: %s is not a regular file", path)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %v", err)
+	defer f.Close()
+	data := make([]byte, size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %v", path, err)
 	}
 	return data, nil
 }

@@ -137,3 +137,24 @@ func TestEncodeStreamErrors(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("broken") }
+
+// TestLooksLikeText: text (UTF-8, a rune cut at the end) reads as text; token ids, NUL and other control
+// bytes, invalid UTF-8 inside do not.
+func TestLooksLikeText(t *testing.T) {
+	for s, want := range map[string]bool{
+		"Light is refracted.\n\tyé": true, "cut é"[:5]: true, "": false,
+		"\x01\x00\x05\x00": false, "a\x00b": false, "a\xffbcdefgh": false, "a\x1bb": false,
+	} {
+		if got := LooksLikeText([]byte(s)); got != want {
+			t.Errorf("LooksLikeText(%q) = %v, want %v", s, got, want)
+		}
+	}
+	f := t.TempDir() + "/t.bin"
+	os.WriteFile(f, []byte("Light is refracted. "), 0o644) // an even length of text as ids above 300
+	if _, err := LoadTokensFloat32(f, 300, func(n int) ([]float32, error) { return make([]float32, n), nil }); err == nil || !strings.Contains(err.Error(), "looks like text") {
+		t.Errorf("a text read as tokens: %v", err)
+	}
+	if head, err := ReadHead(f, 5); err != nil || string(head) != "Light" {
+		t.Errorf("ReadHead: %q, %v", head, err)
+	}
+}

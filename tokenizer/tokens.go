@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
+	"unicode/utf8"
 
 	"github.com/anestar/anestar/internal/atomicfile"
 )
@@ -94,34 +94,40 @@ func LoadTokensFloat32(path string, vocabSize int, alloc func(n int) ([]float32,
 	if err := checkTokenVocab(vocabSize); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, size, err := OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %v", err)
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %v", err)
+	if size%2 != 0 {
+		head := make([]byte, min(size, 4096))
+		n, _ := io.ReadFull(f, head)
+		hint := ""
+		if LooksLikeText(head[:n]) {
+			hint = ": the file looks like text: give it as text (a name not ending in .bin) or encode it first (anestar tokenize)"
+		}
+		return nil, fmt.Errorf("tokenizer: %s: offset %d: odd length %d: a token file holds 2-byte ids%s", path, size-1, size, hint)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("tokenizer: %s is not a regular file", path)
-	}
-	if st.Size()%2 != 0 {
-		return nil, fmt.Errorf("tokenizer: %s: offset %d: odd length %d: a token file holds 2-byte ids", path, st.Size()-1, st.Size())
-	}
-	out, err := alloc(int(st.Size() / 2))
+	out, err := alloc(int(size / 2))
 	if err != nil {
 		return nil, err
 	}
 	buf := make([]byte, 1<<20)
+	var head []byte // the file's first bytes, to say so when a text was given as tokens
 	for i := 0; i < len(out); {
 		n, err := io.ReadFull(f, buf[:min(len(buf), 2*(len(out)-i))])
 		if err != nil {
 			return nil, fmt.Errorf("tokenizer: %s: offset %d: %v (the file changed while read?)", path, 2*i, err)
 		}
+		if head == nil {
+			head = append([]byte(nil), buf[:min(n, 4096)]...)
+		}
 		for j := 0; j < n; j += 2 {
 			id := binary.LittleEndian.Uint16(buf[j:])
 			if int(id) >= vocabSize {
+				if LooksLikeText(head) {
+					return nil, fmt.Errorf("tokenizer: %s: token %d (offset %d): id %d outside the vocabulary of %d pieces: the file looks like text, not uint16 token ids: give it as text (a name not ending in .bin) or encode it first (anestar tokenize)", path, i, 2*i, id, vocabSize)
+				}
 				return nil, fmt.Errorf("tokenizer: %s: token %d (offset %d): id %d outside the vocabulary of %d pieces", path, i, 2*i, id, vocabSize)
 			}
 			out[i] = float32(id)
@@ -129,4 +135,24 @@ func LoadTokensFloat32(path string, vocabSize int, alloc func(n int) ([]float32,
 		}
 	}
 	return out, nil
+}
+
+// LooksLikeText reports whether data (a file's first bytes) reads as text: valid UTF-8 without NUL or
+// other control bytes but tab, newline and carriage return. A token file of small ids is full of
+// zero bytes; one of large ids rarely makes valid UTF-8 for long.
+func LooksLikeText(data []byte) bool {
+	if len(data) == 0 {
+		return false
+	}
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 && len(data)-i >= utf8.UTFMax { // a cut rune at the end is fine
+			return false
+		}
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' {
+			return false
+		}
+		i += size
+	}
+	return true
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -218,19 +217,12 @@ type encodeStats struct{ bytes, chars, tokens int }
 // memory does not grow with the text. A progress line goes to stderr for inputs over largeInput.
 func encodeFile(tok *tokenizer.Tokenizer, in, out string, bos bool, stderr io.Writer, quiet bool) (encodeStats, error) {
 	var st encodeStats
-	info, err := os.Stat(in)
+	f, size, err := tokenizer.OpenRegular(in)
 	if err != nil {
-		return st, fmt.Errorf("tokenizer: %v", err)
-	}
-	if !info.Mode().IsRegular() {
-		return st, fmt.Errorf("tokenizer: %s is not a regular file", in)
-	}
-	f, err := os.Open(in)
-	if err != nil {
-		return st, fmt.Errorf("tokenizer: %v", err)
+		return st, err
 	}
 	defer f.Close()
-	prog := newLineProgress(stderr, !quiet && info.Size() >= largeInput)
+	prog := newLineProgress(stderr, !quiet && size >= largeInput)
 	err = atomicfile.WriteFunc(out, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
 		var buf []byte
@@ -245,7 +237,7 @@ func encodeFile(tok *tokenizer.Tokenizer, in, out string, bos bool, stderr io.Wr
 		}, func(piece []byte, read int64) {
 			st.bytes += len(piece)
 			st.chars += utf8.RuneCount(piece)
-			prog.show("encoding: %d%%", 100*read/max(info.Size(), 1))
+			prog.show("encoding: %d%%", 100*read/max(size, 1))
 		})
 		if err != nil {
 			return err
