@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
+	"github.com/anestar/anestar/ckpt"
 	"go.starlark.net/starlark"
 )
 
@@ -23,6 +26,7 @@ func lmSmall(dir string, kv ...string) map[string]string {
 		"data": quote("testdata/lm_ref/tokens.bin"), "dim": "64", "layers": "2", "heads": "4", "kv_heads": "2",
 		"hidden": "192", "vocab": "300", "seq": "32", "batch": "2", "steps": "6", "warmup": "2", "eval_every": "3",
 		"ckpt": quote(filepath.Join(dir, "lm.safetensors")), "ckpt_every": "3", "metrics": quote(filepath.Join(dir, "lm.jsonl")),
+		"best": quote(filepath.Join(dir, "best.safetensors")),
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]
@@ -409,5 +413,67 @@ func TestTrainLMAccum(t *testing.T) {
 	c := losses("batch", "1", "accum", "4") // four batches of one: the slots reused batch after batch
 	if d := math.Abs(a[7]-c[7]) / a[7]; d > 1e-4 {
 		t.Errorf("step 8: loss %.7f with batch 4, %.7f with accum 4 x batch 1", a[7], c[7])
+	}
+}
+
+// TestTrainLMBudget: with a budget the run ends inside it at min_lr, the steps that fit estimated as it
+// goes; the checkpoint keeps what is left, and --resume with a new budget trains on. The best
+// checkpoint holds the step of the lowest validation loss, and export writes its weights when a later
+// step is worse (here a resumed run at a learning rate that ruins the model).
+func TestTrainLMBudget(t *testing.T) {
+	dir := t.TempDir()
+	p := lmSmall(dir, "budget", "3", "eval_every", "20", "warmup", "5", "steps", "1000000")
+	start := time.Now()
+	_, out := mustRunLM(t, p, false)
+	recs := readJSONL(t, filepath.Join(dir, "lm.jsonl"))
+	var steps int
+	var lastLR, bestVal float64 = 0, 1e9
+	bestStep := 0
+	for _, r := range recs {
+		if v, ok := r["val_loss"].(float64); ok {
+			if v < bestVal {
+				bestVal, bestStep = v, int(r["step"].(float64))
+			}
+			continue
+		}
+		steps, lastLR = int(r["step"].(float64)), r["lr"].(float64)
+	}
+	t.Logf("budget 3 s: %d steps in %s, last lr %.3g", steps, time.Since(start), lastLR)
+	if steps < 20 || steps >= 1000000 || lastLR > 1.5e-4*1.2 || !strings.Contains(out, "budget: 3.0 s of wall time left") {
+		t.Errorf("budget 3 s: %d steps, last lr %g (min_lr 1.5e-4):\n%s", steps, lastLR, out)
+	}
+	if el := time.Since(start); el > 15*time.Second {
+		t.Errorf("a 3 s budget took %s", el)
+	}
+	f, err := ckpt.Load(filepath.Join(dir, "best.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Metadata["lm/best_step"]; got != fmt.Sprint(bestStep) {
+		t.Errorf("best checkpoint of step %s, the lowest val_loss is step %d's", got, bestStep)
+	}
+	// A new budget on resume trains on; at lr 8 the model gets worse, so export takes the best weights.
+	exp := filepath.Join(dir, "e.bin")
+	_, out = mustRunLM(t, withParams(p, "budget", "1", "lr", "8.0", "min_lr", "8.0", "export", quote(exp)), true)
+	if !strings.Contains(out, "export: the best weights") {
+		t.Fatalf("resumed at lr 8: export did not take the best weights:\n%s", out)
+	}
+	m, err := ckpt.ReadLlama2(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, err := ckpt.Load(filepath.Join(dir, "best.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := best.Tensors["param/emb"].Float32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Weights["tok_embeddings.weight"]
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("the export's embedding differs from the best checkpoint's at %d", i)
+		}
 	}
 }
