@@ -3,9 +3,9 @@ package ane
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/anestar/anestar/internal/transpose"
 	"unsafe"
 
-	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/internal/par"
 	"github.com/anestar/anestar/mil"
@@ -154,7 +154,7 @@ func (s *Surface) WriteRegion(ch, nch, col, ncol int, src []float32, transposed 
 			// fp32 in place: the channels [lo, hi) are the transpose of src's columns [lo, hi).
 			split(nch, max(1, ioGrain/max(ncol, 1)), func(lo, hi int) {
 				// The region lies in the surface and src holds it (checked above): no error.
-				cpu.Transpose(f[s.off(ch+lo, col):], s.pitch, src[lo:], nch, ncol, hi-lo)
+				transpose.Transpose(f[s.off(ch+lo, col):], s.pitch, src[lo:], nch, ncol, hi-lo)
 			})
 			return
 		}

@@ -2,9 +2,9 @@ package builtins
 
 import (
 	"fmt"
+	"github.com/anestar/anestar/internal/transpose"
 	"math"
 
-	"github.com/anestar/anestar/cpu"
 	"go.starlark.net/starlark"
 )
 
@@ -151,7 +151,7 @@ func tTranspose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 			return nil, err
 		}
 	}
-	cpu.Transpose(out.data, r, t.data, c, r, c) // sizes match: no error
+	transpose.Transpose(out.data, r, t.data, c, r, c) // sizes match: no error
 	return out, nil
 }
 

@@ -2,8 +2,8 @@ package builtins
 
 import (
 	"fmt"
+	"github.com/anestar/anestar/internal/transpose"
 
-	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -33,7 +33,7 @@ func weightTransposed(bl *mil.Builder, name string, dt mil.DType, shape []int, s
 	}
 	// Chunks are bands of destination rows: values [lo, hi) are rows (source columns) lo/r to hi/r.
 	return bl.WeightFunc(name, dt, shape, weightBand*r, func(lo, hi int, dst []float32) {
-		cpu.Transpose(dst, r, src[lo/r:], c, r, (hi-lo)/r) // the band fits dst: no error
+		transpose.Transpose(dst, r, src[lo/r:], c, r, (hi-lo)/r) // the band fits dst: no error
 	}), nil
 }
 

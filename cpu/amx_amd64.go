@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"github.com/anestar/anestar/internal/transpose"
 	"runtime"
 	"sync"
 	"syscall"
@@ -109,7 +110,7 @@ func tileSource(x []float32, ld int, trans bool, r0, c0, rows, cols int, tmp, tm
 		src, stride = &tmp[0], 16
 	}
 	if trans {
-		transpose16(&tmp2[0], 16, src, stride)
+		transpose.Block16(&tmp2[0], 16, src, stride)
 		return &tmp2[0], 16
 	}
 	return src, stride

@@ -1,6 +1,6 @@
 package emulator
 
-import "github.com/anestar/anestar/cpu"
+import "github.com/anestar/anestar/internal/transpose"
 
 // gather copies a strided view of a source buffer into a dense destination: destination element
 // (i0, i1, ...) of dims is source element off + i0*str[0] + i1*str[1] + .... Transposes, slices and splits
@@ -84,7 +84,7 @@ func (g *gather) transpose2D(lo, hi, rr, cc, cstr int) {
 	for b := lo; b < hi; b++ {
 		sb := g.srcOffset(b, r-2)
 		// The view of a dense source has cstr >= rr and lies inside it: no error.
-		cpu.Transpose(g.dst[b*rr*cc:(b+1)*rr*cc], cc, g.src[sb:], cstr, cc, rr)
+		transpose.Transpose(g.dst[b*rr*cc:(b+1)*rr*cc], cc, g.src[sb:], cstr, cc, rr)
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/internal/transpose"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -161,7 +161,7 @@ func Transpose(w []float32, rows, cols int) []float32 {
 		return nil // the builder then reports the size mismatch at the weight
 	}
 	out := make([]float32, len(w))
-	cpu.Transpose(out, rows, w, cols, rows, cols)
+	transpose.Transpose(out, rows, w, cols, rows, cols)
 	return out
 }
 

@@ -2,12 +2,12 @@
 
 #include "textflag.h"
 
-// func transpose16(dst *float32, ldd int, src *float32, lds int)
+// func Block16(dst *float32, ldd int, src *float32, lds int)
 //
 // The 16x16 block at dst (row stride ldd elements) = the transpose of the 16x16 block at src (row
 // stride lds): 32-bit interleaves within 128-bit lanes, then 64-bit ones, then two rounds of 128-bit
 // lane shuffles. (AVX-512F only; GemmF16's packing and Transpose use it.)
-TEXT ·transpose16(SB), NOSPLIT, $0-32
+TEXT ·Block16(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), DX
 	SHLQ $2, DX

@@ -1,4 +1,7 @@
-package cpu
+// Package transpose moves matrices into their transposes, tile by tile (16x16 blocks in AVX-512 registers
+// where the CPU has them): the host math (cpu), the surfaces' transposed writes (ane) and the
+// emulator's gathers share it, and it loads no library.
+package transpose
 
 import "fmt"
 
@@ -18,21 +21,21 @@ const transposeTile = 8
 func Transpose(dst []float32, ldd int, src []float32, lds int, r, c int) error {
 	switch {
 	case r < 0 || c < 0:
-		return fmt.Errorf("cpu.Transpose: %d x %d matrix", r, c)
+		return fmt.Errorf("transpose.Transpose: %d x %d matrix", r, c)
 	case r == 0 || c == 0:
 		return nil
 	case lds < c || ldd < r:
-		return fmt.Errorf("cpu.Transpose: strides %d (src) and %d (dst) for a %d x %d matrix and its transpose", lds, ldd, r, c)
+		return fmt.Errorf("transpose.Transpose: strides %d (src) and %d (dst) for a %d x %d matrix and its transpose", lds, ldd, r, c)
 	case len(src) < (r-1)*lds+c || len(dst) < (c-1)*ldd+r:
-		return fmt.Errorf("cpu.Transpose: %d x %d matrix with strides %d and %d needs %d and %d values, have %d and %d",
+		return fmt.Errorf("transpose.Transpose: %d x %d matrix with strides %d and %d needs %d and %d values, have %d and %d",
 			r, c, lds, ldd, (r-1)*lds+c, (c-1)*ldd+r, len(src), len(dst))
 	}
 	r16, c16 := 0, 0 // the part moved in 16x16 blocks in vector registers, where the CPU can
-	if transposeAVX512() {
+	if HasBlock16() {
 		r16, c16 = r/16*16, c/16*16
 		for j0 := 0; j0 < c16; j0 += 16 {
 			for i0 := 0; i0 < r16; i0 += 16 {
-				transpose16(&dst[j0*ldd+i0], ldd, &src[i0*lds+j0], lds)
+				Block16(&dst[j0*ldd+i0], ldd, &src[i0*lds+j0], lds)
 			}
 		}
 	}
