@@ -16,7 +16,9 @@ func (s *session) aneModule() *moduleDef {
 			"Neural Engine or the emulator (--backend); scripts see no difference but speed and ane.backend(). " +
 			"Surfaces hold fp16 or fp32 tensors packed channel-first; every read and write names a channel range " +
 			"(and for regions a column range along the spatial axis) and is bounds-checked.",
+		vals: valueMap{"width_align": starlark.MakeInt(ane.WidthAlign)},
 		fns: []fnDef{
+			{sig: "width_align", doc: "The ANE's width rule: every kernel input's and output's width W (the last dim) is a multiple of this, and at least this (32)."},
 			{sig: "compile(program)", doc: "Compiles a mil.program into a kernel. Each call counts against the " +
 				"process's compile budget (about 100 on the ANE); the program cannot change afterwards. A program that " +
 				"breaks a rule the ANE is known to have (see ane.eligible) is an error on every backend but the emulator " +
