@@ -125,7 +125,7 @@ func TestTrainLMBadSizes(t *testing.T) {
 		kv   []string
 		want string
 	}{
-		{[]string{"dim", "66"}, "dim = 66 does not divide by heads = 4: try --set dim=96"},
+		{[]string{"dim", "66"}, "dim = 66 does not divide by heads = 4: try --set dim=72"},
 		{[]string{"kv_heads", "3"}, "heads = 4 does not divide by kv_heads = 3: try --set kv_heads=4"},
 		{[]string{"seq", "48"}, "seq = 48: the ANE needs a multiple of 32 (a surface's width): try --set seq=64"},
 		{[]string{"vocab", "100"}, "try --set vocab=300"},
