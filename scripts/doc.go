@@ -22,6 +22,17 @@
 //	lib/lm_kernels.star       the language model's kernels: nn.star's pieces between named inputs and
 //	                          outputs, their backward derived by mil.grad (also dynamic.star's)
 //	lib/dense.star            dense-layer kernels (forward and backward, any activation) for mlp.star
+//	train_lm.star             a llama2.c-architecture language model trained on text or token files: the
+//	                          language model's kernels, a vocabulary trained or read, validation, samples,
+//	                          checkpoints and the best one, budget, accum, export to llama2.c files
+//	lib/lm.star               the language model: sizes and their checks, weights, the forward and
+//	                          backward passes over the kernels, FLOP accounting, the validation loss
+//	lib/lm_train.star         one optimizer step of it (loss scaling, clipping, accumulation)
+//	lib/lm_data.star          its tokens: the corpus, the tokenizer, the split, batches, bits per byte
+//	lib/lm_llama2.star        llama2.c model files in and out: names, the header's sizes, export
+//	lib/lm_sample.star        generation from it: greedy, temperature, top-p
+//	lib/width.star            the ANE's width rule for size checks (WIDTH_ALIGN, ane.width_align)
+//	grad.star                 a forward program and its backward derived by mil.grad, fed and read by name
 //	sample.star               text from a llama2.c model file or a train_lm.star checkpoint, as run.c
 //	                          samples it, on the forward kernels; the text alone on standard output
 //	lib/lm_decode.star        generation with a key/value cache: 32-column step kernels from nn.star's
@@ -30,7 +41,8 @@
 //
 // The package has no Go API; its tests run every script through builtins.Run at small sizes on the
 // emulator: gradients against finite differences, the loss falling, restarts and resumes that reproduce an
-// uninterrupted run bit for bit, the kernels against float64 formulas and the Go generators of
-// internal/refkernels, the two layer scripts against each other, and the MLP's accuracy; sample.star's
-// logits and greedy ids against the PyTorch generator of ckpt/testdata/llama2 and run.c's output.
+// uninterrupted run bit for bit, the layer against the reference's kernels (internal/refkernels), the two
+// layer scripts against each other, the MLP's accuracy, the language model and its variants against
+// PyTorch; sample.star's logits and greedy ids against the PyTorch generator of ckpt/testdata/llama2 and
+// run.c's output.
 package scripts

@@ -76,7 +76,7 @@
 // ANESTAR_AMX=f16 leaves it to the BLAS);
 // general convs gather patches (im2col) first. exp, sigmoid, silu and softmax run exp32's operations
 // inline over whole slices (expShifted), bit for bit; on amd64 with AVX2 eight at a time in assembly
-// (fastmath_amd64.s), with the same operations in the same order, so the bits do not change (the
+// (internal/fastexp/exp_amd64.s), with the same operations in the same order, so the bits do not change (the
 // noasm build tag leaves the assembly out). Elementwise ops, reductions, softmax, transposes and
 // surface transfers are split over a fixed pool of GOMAXPROCS worker goroutines (pool.go, started once,
 // so that Eval starts none). In FP16 mode elementwise ops

@@ -55,7 +55,7 @@ const (
 )
 
 // Shifted sets dst[i] = Exp32(±src[i] - shift), minus when neg, with the same bits as exp32. Where
-// the CPU has the vector unit for it (fastmath_amd64.go) blocks of eight run there; a block holding an
+// the CPU has the vector unit for it (exp_amd64.go) blocks of eight run there; a block holding an
 // argument the vector code leaves to the scalar code, and the tail, run expShiftedGo.
 func Shifted(dst, src []float32, shift float32, neg bool) {
 	src = src[:len(dst)]
