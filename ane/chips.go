@@ -3,6 +3,7 @@ package ane
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // The ANE generations' differences, as data: each chip's limits (refusals) and the quirks reported
@@ -94,10 +95,8 @@ func ParseChip(name string) (Chip, error) {
 	case "all":
 		return ChipAll, nil
 	default:
-		for _, c := range Chips {
-			if c.Name == n {
-				return c, nil
-			}
+		if c, ok := chipNamed(n); ok {
+			return c, nil
 		}
 	}
 	return Chip{}, fmt.Errorf("unknown chip %q: want one of %s", name, strings.Join(ChipNames(), ", "))
@@ -105,13 +104,24 @@ func ParseChip(name string) (Chip, error) {
 
 // DefaultChip is the chip rules apply to when none is given: the host's where it is an Apple M chip
 // (its CPU brand string names it), else ChipAll.
-func DefaultChip() Chip {
-	if n := hostChipName(); n != "" {
-		if c, err := ParseChip(n); err == nil {
-			return c
-		}
+func DefaultChip() Chip { return defaultChip() }
+
+// defaultChip probes the host once (a sysctl on macOS): every compile asks.
+var defaultChip = sync.OnceValue(func() Chip {
+	if c, ok := chipNamed(hostChipName()); ok {
+		return c
 	}
 	return ChipAll
+})
+
+// chipNamed returns the generation called name (m1 .. m5).
+func chipNamed(name string) (Chip, bool) {
+	for _, c := range Chips {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Chip{}, false
 }
 
 // chipFromBrand maps a CPU brand string ("Apple M3 Pro") to a chip name ("m3"), "" when it names none.
@@ -131,7 +141,7 @@ func chipFromBrand(brand string) string {
 // AllNotes returns the chip's warnings and the ones every chip has.
 func (c Chip) AllNotes() []ChipNote { return append(append([]ChipNote{}, c.Notes...), generalNotes...) }
 
-// Sources returns where the chip facts come from.
+// ChipSources returns where the chip facts come from.
 func ChipSources() []string {
 	return []string{srcForgeChips, srcForgeSlice, srcMaderixChips, srcMaderixM5, srcMaderixLimit}
 }
