@@ -33,7 +33,7 @@ func EligibleOn(p *mil.Program, chip Chip) Verdict {
 		return v
 	}
 	c := newEligibility(main)
-	c.chip = chip
+	c.chip, c.vals = chip, main.Consts()
 	for _, in := range main.Inputs {
 		if in != nil {
 			v.Findings = append(v.Findings, c.io("input", in.Name, in.Type, in.Pos))
@@ -75,6 +75,7 @@ type eligibility struct {
 	types map[string]mil.Type // every input and op result
 	live  map[string]bool     // names an output depends on
 	chip  Chip                // whose limits apply
+	vals  mil.Consts          // the const ops' values, for the attributes
 }
 
 func newEligibility(f *mil.Func) *eligibility {
@@ -223,6 +224,9 @@ func (c *eligibility) op(op *mil.Op) Finding {
 				consider(Refused, cf.Rule, cf.Reason, cf.Fix)
 			}
 		}
+	}
+	if reason, fix, ok := c.attrs(op); !ok {
+		consider(Unknown, RuleForm, reason, fix)
 	}
 	if op.Kind != "const" && !c.used(op) {
 		narrow := false

@@ -423,14 +423,31 @@ func (pk *packer) packInputs(fn *mil.Func, ins []*mil.Var) (Port, error) {
 		size := pk.constant(fn, sliced+"_size", mil.IntsValue(flat...))
 		pk.op(fn, "slice_by_size", sliced, mil.Tensor(mil.FP16, flat...), "x", src, "begin", begin, "size", size)
 		if sliced != name {
-			shape := pk.constant(fn, name+"_shape", mil.IntsValue(pt.Type.Shape...))
-			pk.op(fn, "reshape", name, mil.Tensor(mil.FP16, pt.Type.Shape...), "x", sliced, "shape", shape)
+			pk.reshape(fn, name, sliced, flat, pt.Type.Shape)
 		}
 		if pt.Type.DType != mil.FP16 && name != pt.Name && pk.rename[name] == "" && !pk.dropped(name) {
 			pk.cast(fn, pt.Name, name, pt.Type, pt.Type.DType)
 		}
 	}
 	return port, nil
+}
+
+// reshape adds the reshape of from ([1, A, 1, B]) to name of shape to ([1, A', 1, B']) in the forms the
+// references ran: a reshape that keeps axes 0 and 3 or axes 0 and 1 (rule op-form). Where the direct one
+// is neither, it goes through [1, 1, A, B] and [1, 1, A', B'].
+func (pk *packer) reshape(fn *mil.Func, name, from string, fromShape, to []int) {
+	step := func(out, in string, shape []int) {
+		c := pk.constant(fn, out+"_shape", mil.IntsValue(shape...))
+		pk.op(fn, "reshape", out, mil.Tensor(mil.FP16, shape...), "x", in, "shape", c)
+	}
+	if ProvenReshape(fromShape, to) {
+		step(name, from, to)
+		return
+	}
+	a, b := pk.fresh(name+"_rows"), pk.fresh(name+"_regrouped")
+	step(a, from, []int{1, 1, fromShape[1] * fromShape[2], fromShape[3]})
+	step(b, a, []int{1, 1, to[1] * to[2], to[3]})
+	step(name, b, to)
 }
 
 // dropped reports whether name is the result of a cast packing folded away (so its slice stands in).

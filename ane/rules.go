@@ -42,6 +42,7 @@ const (
 	RuleMatmulBatch = "matmul-batch"
 	RuleConvWidth   = "conv-kernel-width"
 	RuleAxisCap     = "axis-cap"
+	RuleForm        = "op-form"
 	RuleDeadCode    = "dead-code"
 	RuleAnchor      = "anchor"
 	RuleSingleIO    = "single-io"
@@ -69,6 +70,9 @@ var Rules = []Rule{
 	{RuleConvWidth, "a conv kernel is at most 15 wide (13 through M3)", "KW >= 16 fails to compile at every padding and grouping (14 and 15 on M1)", srcBridgeLimits + "; " + srcBridgeProgram + " (MAX_CONV_KERNEL); " + srcForgeChips},
 	{RuleAxisCap, "every tensor's extents within the chip's caps: 16384 on an axis other than the channels through M3 (65536 from M4), 65536 channels",
 		"a larger extent must be tiled: the compiler refuses it", srcForgeChips},
+	{RuleForm, "the op's attributes are ones a reference ran: transpose perm [0, 1, 3, 2]; concat on axis 1 or 3; softmax on the last axis; " +
+		"a reshape that keeps axes 0 and 3 or axes 0 and 1 (regrouping the other two); slices at offsets on axes 1 and 3",
+		"other forms of a proven op are not known either way", srcMaderixKernels + "; maderix/ANE training/training_dynamic/mil_dynamic.h (RoPE: a reshape to pairs on the last axis, slices and a concat on axis 3)"},
 	{RuleDeadCode, "no op's result is unused", "an unused subgraph that reduces to width 1 makes the whole program fail to compile", srcBridgeLimits},
 	{RuleAnchor, "the program holds a conv or a matmul", "a purely elementwise program can be left on the CPU and refused at load", srcBridgeLimits + "; " + srcBridgeProgram},
 	{RuleSingleIO, "one input and one output, as every reference kernel has (activations and weights packed along the spatial axis, results concatenated on channels)",

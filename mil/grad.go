@@ -56,11 +56,14 @@ func Grad(p *Program, w Weights, spec GradSpec) (*Gradient, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, sv := range spec.Save {
-		if op := g.def[sv]; op.Kind == "reshape" {
-			if x := argName(op, "x"); x != "" && !slices.Contains(spec.Save, x) && g.def[x] != nil {
-				g.views[x] = sv // e.g. softmax probabilities saved flattened to travel as rows
+	for _, sv := range spec.Save { // a saved chain of reshapes: each var is the next reshaped back
+		for cur := sv; g.def[cur] != nil && g.def[cur].Kind == "reshape"; {
+			x := argName(g.def[cur], "x")
+			if x == "" || slices.Contains(spec.Save, x) || g.def[x] == nil || g.views[x] != "" {
+				break
 			}
+			g.views[x] = cur // e.g. softmax probabilities saved flattened to travel as rows
+			cur = x
 		}
 	}
 	if err := g.backward(spec); err != nil {
@@ -92,7 +95,7 @@ type grader struct {
 	adj     map[string][]*Var  // forward var -> the contributions to its cotangent
 	active  map[string]bool    // forward vars that depend on a wrt input
 	pieces  map[string][]piece // forward var -> cotangents of slices of it along one axis, not yet padded
-	views   map[string]string  // forward var -> a saved var that is a reshape of it: the var is that reshaped back
+	views   map[string]string  // forward var -> the reshape of it toward a saved var (a chain of reshapes): the var is that reshaped back
 	copied  map[string]bool    // weight files copied into the backward
 	n       int                // counter for generated names
 	renames map[string]string
@@ -329,11 +332,15 @@ func (g *grader) val(name string) (*Var, error) {
 		return nil, &Error{Msg: fmt.Sprintf("mil.grad: %q is not a var of the program", name)}
 	}
 	if sv := g.views[name]; sv != "" {
+		src, err := g.val(sv) // the saved var, or the next var of its chain of reshapes
+		if err != nil {
+			return nil, err
+		}
 		shape, err := g.b.addConst(g.fresh("shape"), IntsValue(g.types[name].Shape...))
 		if err != nil {
 			return nil, err
 		}
-		rs, err := g.b.Op("reshape", name, Args{"x": g.have[sv], "shape": shape})
+		rs, err := g.b.Op("reshape", name, Args{"x": src, "shape": shape})
 		if err != nil {
 			return nil, err
 		}

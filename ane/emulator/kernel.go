@@ -56,6 +56,9 @@ func compileIn(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena) 
 	if err := checkMemory(fn); err != nil {
 		return nil, err
 	}
+	if fuse {
+		fn = canonical(fn)
+	}
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
 	k, err := compilePlan(fn, w, opts, fuse, ar, nil)
