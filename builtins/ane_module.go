@@ -33,7 +33,14 @@ func (s *session) aneModule() *moduleDef {
 			{sig: "backend()", doc: "The backend's name: \"ane\" or \"emulator\".", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.String(be.Name()) })},
 			{sig: "numerics()", doc: "How kernels round: \"fp16\" as the ANE does (every op's result rounded to fp16), or \"fp32\" when the emulator runs without rounding (--fp32).", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.String(backendNumerics(be)) })},
 			{sig: "compiles()", doc: "The number of compiles this process has done on the backend.", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.MakeInt(be.Compiles()) })},
-			{sig: "peak_flops()", doc: "The backend's nominal peak in FLOP/s, for utilisation figures.", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.Float(be.PeakFLOPS()) })},
+			{sig: "peak_flops()", doc: "The backend's nominal peak in FLOP/s, for utilisation figures: on the emulator the host's " +
+				"measured sgemm peak (cpu.peak_flops()), on the ANE its nominal 15.8 TFLOP/s.", fn: s.aneQuery(func(be ane.Backend) starlark.Value { return starlark.Float(be.PeakFLOPS()) })},
+			{sig: "memory()", doc: "What the kernels and bindings open now hold on the host, in bytes, a struct: surfaces (every " +
+				"input and output surface of theirs), scratch (for each kernel, the most bytes of its program's values alive at " +
+				"once in fp32, inputs included: what the emulator plans as its working memory; it shares buffers between " +
+				"kernels, so it uses less: 60-85 % of this for the language model's; the ANE's own memory is not known), kernels and bindings " +
+				"(how many are open, a kernel counting as its own first binding). Known in a dry run too, where the surfaces " +
+				"exist and nothing is compiled: what `anestar check` estimates a run's memory from.", fn: s.aneMemory},
 		},
 	}
 }
@@ -68,9 +75,10 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 		s.kernels = append(s.kernels, k)
 	}
 	p.sealed = true
-	kv := &kernel{k: k, where: p.where}
+	kv := &kernel{k: k, where: p.where, scratch: liveBytes(prog.Main())}
 	kv.binding = binding{s: s, b: k, owner: kv, methods: kernelMethods}
 	kv.wrapSurfaces()
+	s.track(&kv.binding)
 	return kv, nil
 }
 
@@ -103,8 +111,9 @@ type binding struct {
 // kernel is a compiled program; it is its own first binding.
 type kernel struct {
 	binding
-	k     ane.Kernel
-	where map[string]string // op result name -> the script line that built it (the program's where)
+	k       ane.Kernel
+	where   map[string]string // op result name -> the script line that built it (the program's where)
+	scratch int               // the most bytes of its program's values alive at once (liveBytes), for ane.memory
 }
 
 // surface is one input or output buffer of a kernel or binding.
@@ -315,6 +324,7 @@ func kernelBind(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	}
 	bd := &binding{s: k.s, b: nb, owner: k, methods: bindingMethods}
 	bd.wrapSurfaces()
+	k.s.track(bd)
 	return bd, nil
 }
 

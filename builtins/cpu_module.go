@@ -19,6 +19,10 @@ func (s *session) cpuModule() *moduleDef {
 				"chosen, such as `openblas 0.3.21, core SkylakeX (auto by features)`; with `; fp16 products on AMX` when " +
 				"the emulator's matmuls run on AMX tiles instead, or with --fp32 `; fp32 products on AMX` (ANESTAR_AMX=f16 " +
 				"keeps those on the BLAS, ANESTAR_AMX=off both). sgemm itself always runs on the BLAS."},
+			{sig: "peak_flops()", doc: "The host's sgemm peak in FLOP/s: the rate of a 512x512x512 sgemm with the BLAS in use, " +
+				"measured once per machine, BLAS, core and thread count and cached (`anestar backends` names the file; " +
+				"`anestar backends --recalibrate` measures it again); 0 when no BLAS loads. With the model's FLOPs, the base " +
+				"of a step-time estimate.", fn: cpuPeakFLOPS},
 			{sig: "sgemm(a, b, c, trans_a = False, trans_b = False, alpha = 1.0, beta = 0.0)",
 				doc: "c = alpha * op(a) @ op(b) + beta * c, where op transposes when asked; a, b and c are 2-D " +
 					"(op(a) is [M, K], op(b) [K, N], c [M, N]). beta = 1 accumulates into c.", fn: s.cpuSgemm},
@@ -28,6 +32,13 @@ func (s *session) cpuModule() *moduleDef {
 	m.fns = append(m.fns, cpuLMFns()...)
 	m.fns = append(m.fns, fnDef{sig: "queue()", doc: "A new serial queue of host math that runs beside the script; see the queue type.", fn: s.cpuQueue})
 	return m
+}
+
+func cpuPeakFLOPS(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	return starlark.Float(cpu.PeakFLOPS()), nil
 }
 
 func (s *session) cpuQueue(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

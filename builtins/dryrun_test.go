@@ -35,6 +35,14 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
+// TestDryRunMemory runs testdata/memory.star as a dry run (TestScripts runs it as an ordinary one): the
+// surfaces and scratch that ane.memory reports are known before anything compiles.
+func TestDryRunMemory(t *testing.T) {
+	if _, _, err := runStar(t, Config{Script: "testdata/memory.star", DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDryRunErrors: a dry run reports a bad program at the script line that made it, and one that
 // is not a program at all.
 func TestDryRunErrors(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ckpt"
+	"github.com/anestar/anestar/internal/memlimit"
 	"github.com/anestar/anestar/internal/safefile"
 	starmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
@@ -104,6 +105,8 @@ type session struct {
 	closers  []io.Closer                // files to close at the end
 	kernels  []ane.Kernel               // every kernel compiled, closed at the end
 	checked  []CheckedProgram           // programs checked by a dry run
+	bindings []*binding                 // the kernels' and bindings' surfaces open (ane.memory), closed ones dropped now and then
+	startRSS uint64                     // the process's resident bytes when the run began (process.memory)
 	now      func() time.Time           // the clock of progress reports; time.Now unless a test sets it
 
 	timers     timers                    // the phase totals of process.timers()
@@ -138,6 +141,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 		resumedStep: -1,
 	}
+	s.startRSS, _, _ = memlimit.Resident()
 	if cfg.now != nil {
 		s.now = cfg.now
 	}

@@ -96,6 +96,12 @@ func (s *session) processModule() *moduleDef {
 			{sig: "resolve(recorded, file)", doc: "A path recorded relative to the folder of file (process.relative_to), as a path " +
 				"from the working directory; an absolute one unchanged.", fn: s.processResolve},
 			{sig: "time()", doc: "Wall-clock time in seconds since the Unix epoch, a float.", fn: s.processTime},
+			{sig: "memory()", doc: "The process's memory, a struct: rss (its resident set now), peak_rss (the most it has " +
+				"held since it started, what `/usr/bin/time -v` reports as its maximum resident set size) and start_rss (its " +
+				"resident set when the run began: the program, its runtime and libraries), all in bytes, 0 where not known (on Linux " +
+				"they come from /proc/self/status, elsewhere rss is the peak, from getrusage); and gc_percent, the Go collector's " +
+				"growth target (GOGC: the heap grows by this share of what survived the last collection before the next; 25 in " +
+				"anestar, 100 by default in a program that embeds it; -1 when collection is off).", fn: s.processMemory},
 			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing spans such as a step or a run (process.timers attributes time to phases).", fn: s.processClock},
 			{sig: "timers(reset = False)", doc: "The script's time by phase since the run started or the last reset, a dict of seconds: " +
 				"compile (building mil programs and ane.compile), ane (kernel evals), io (surface reads, writes and copies), " +

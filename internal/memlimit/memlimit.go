@@ -2,7 +2,8 @@
 // cannot succeed is refused with an error naming its size: Go's runtime aborts the process, beyond
 // the reach of recover, when the operating system refuses it memory (a ulimit -v, a small machine).
 // Tensor creation and the emulator's compile check their sizes here, and package cpu checks the room
-// OpenBLAS needs before it loads it.
+// OpenBLAS needs before it loads it. Resident says how much the process holds, for the memory figures
+// of scripts (process.memory).
 package memlimit
 
 import "fmt"
