@@ -30,16 +30,7 @@ func TestSmallTour(t *testing.T) {
 	if tour == "" {
 		t.Fatal("README.md has no small tour (a sh block that sets S)")
 	}
-	dir := t.TempDir()
-	for _, d := range []string{"scripts", "data", "mil"} {
-		abs, err := filepath.Abs(filepath.Join("../..", d))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(abs, filepath.Join(dir, d)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := tourDir(t)
 	vars := map[string]string{}
 	ran := 0
 	for _, line := range strings.Split(strings.TrimSpace(tour), "\n") {
@@ -76,4 +67,21 @@ func TestSmallTour(t *testing.T) {
 			t.Errorf("the tour left no %s: %v", f, err)
 		}
 	}
+}
+
+// tourDir is a fresh folder that holds the repository's scripts, data and mil folders and the more
+// folders named (links), as a clone's working directory does.
+func tourDir(t *testing.T, more ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range append([]string{"scripts", "data", "mil"}, more...) {
+		abs, err := filepath.Abs(filepath.Join("../..", d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(dir, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
