@@ -31,6 +31,8 @@
 //	lib/lm_data.star          its tokens: the corpus, the tokenizer, the split, batches, bits per byte
 //	lib/lm_llama2.star        llama2.c model files in and out: names, the header's sizes, export
 //	lib/lm_sample.star        generation from it: greedy, temperature, top-p
+//	lib/lm_estimate.star      a run's memory at peak and a step's time, estimated before it starts (by
+//	                          `anestar check`), part by part
 //	lib/width.star            the ANE's width rule for size checks (WIDTH_ALIGN, ane.width_align)
 //	grad.star                 a forward program and its backward derived by mil.grad, fed and read by name
 //	sample.star               text from a llama2.c model file or a train_lm.star checkpoint, as run.c
