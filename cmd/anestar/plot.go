@@ -356,10 +356,15 @@ func chooseX(asked string, runs []plotRun, ys []string) (string, error) {
 }
 
 // runNames gives each file a legend name: its base name without the extension,
-// or more of its path where two files share a base name.
+// or as much more of its path as it takes to tell the files apart (the whole
+// path, when two share it).
 func runNames(files []string) []string {
 	names := make([]string, len(files))
-	for depth := 1; depth <= 3; depth++ {
+	deepest := 1
+	for _, f := range files {
+		deepest = max(deepest, len(strings.Split(filepath.ToSlash(filepath.Clean(f)), "/")))
+	}
+	for depth := 1; depth <= deepest; depth++ {
 		count := map[string]int{}
 		for i, f := range files {
 			parts := strings.Split(filepath.ToSlash(filepath.Clean(f)), "/")

@@ -351,6 +351,7 @@ func TestRunNames(t *testing.T) {
 		{[]string{"lr1/m.jsonl", "lr2/m.jsonl"}, []string{"lr1/m", "lr2/m"}},
 		{[]string{"m.jsonl", "sub/m.jsonl"}, []string{"m", "sub/m"}},
 		{[]string{"m", "m"}, []string{"m", "m"}},
+		{[]string{"x/a/b/c/m.jsonl", "y/a/b/c/m.jsonl"}, []string{"x/a/b/c/m", "y/a/b/c/m"}}, // as deep as it takes
 	}
 	for _, c := range cases {
 		if got := runNames(c.files); !reflect.DeepEqual(got, c.want) {
