@@ -77,3 +77,27 @@ func (c *eligibility) attrs(op *mil.Op) (reason, fix string, ok bool) {
 func ProvenReshape(f, t []int) bool {
 	return len(f) == 4 && len(t) == 4 && f[0] == t[0] && (f[3] == t[3] || f[1] == t[1])
 }
+
+// ReshapeSteps returns the shapes a rank-4 reshape from f to t goes through in proven reshapes
+// (ProvenReshape), t last: t alone when the direct one is proven; else one shape between, keeping f's
+// last axis and t's channels or f's channels and t's last axis (of the two, the one with the smaller
+// spatial extents: the chips cap those); else two, through [1, 1, f1*f2, f3] and [1, 1, t1*t2, t3].
+func ReshapeSteps(f, t []int) [][]int {
+	if len(f) != 4 || len(t) != 4 || ProvenReshape(f, t) {
+		return [][]int{t}
+	}
+	n := f[0] * f[1] * f[2] * f[3]
+	var best []int
+	for _, mid := range [][2]int{{t[1], f[3]}, {f[1], t[3]}} { // the channels and the last axis kept
+		if d := f[0] * mid[0] * mid[1]; f[0] == t[0] && d > 0 && n%d == 0 {
+			m := []int{f[0], mid[0], n / d, mid[1]}
+			if best == nil || max(m[2], m[3]) < max(best[2], best[3]) {
+				best = m
+			}
+		}
+	}
+	if best != nil {
+		return [][]int{best, t}
+	}
+	return [][]int{{f[0], 1, f[1] * f[2], f[3]}, {t[0], 1, t[1] * t[2], t[3]}, t}
+}

@@ -2,6 +2,7 @@ package ane
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,6 +58,40 @@ func TestEligibleOpForms(t *testing.T) {
 			t.Errorf("%s: %s [%s], want proven", c.op, f, f.Rule)
 		case !c.proven && (f.Support != Unknown || f.Rule != RuleForm || !strings.Contains(f.String(), c.names) || f.Fix == ""):
 			t.Errorf("%s: %s [%s] (fix %q), want unknown by rule %s naming %q", c.op, f, f.Rule, f.Fix, RuleForm, c.names)
+		}
+	}
+}
+
+// ReshapeSteps goes from any rank-4 shape to any other of the same size in proven reshapes, with one
+// step between where one exists, its spatial extents no larger than the ends' largest.
+func TestReshapeSteps(t *testing.T) {
+	prod := func(s []int) int { return s[0] * s[1] * s[2] * s[3] }
+	for _, c := range []struct {
+		f, t  []int
+		steps int
+	}{
+		{[]int{1, 8, 2, 32}, []int{1, 16, 1, 32}, 1},
+		{[]int{1, 64, 512, 512}, []int{1, 8 * 512, 1, 8 * 512}, 2}, // stories260K's probabilities as rows
+		{[]int{1, 8 * 512, 1, 8 * 512}, []int{1, 64, 512, 512}, 2},
+		{[]int{1, 256, 1, 3072}, []int{1, 4, 64, 3072}, 1},
+		{[]int{1, 6, 1, 35}, []int{1, 5, 7, 6}, 3},
+		{[]int{1, 2, 1, 30}, []int{1, 5, 2, 6}, 2},
+		{[]int{1, 2, 3, 5}, []int{1, 5, 3, 2}, 3},
+		{[]int{1, 4, 3, 5}, []int{1, 6, 1, 10}, 2},
+	} {
+		steps := ReshapeSteps(c.f, c.t)
+		if len(steps) != c.steps || !slices.Equal(steps[len(steps)-1], c.t) {
+			t.Errorf("%v -> %v: steps %v, want %d ending in the target", c.f, c.t, steps, c.steps)
+		}
+		from := c.f
+		for _, s := range steps {
+			if !ProvenReshape(from, s) || prod(s) != prod(c.f) {
+				t.Errorf("%v -> %v: step %v -> %v is not a proven reshape of the same size", c.f, c.t, from, s)
+			}
+			if len(steps) == 2 && max(s[2], s[3]) > max(c.f[2], c.f[3], c.t[2], c.t[3]) {
+				t.Errorf("%v -> %v: step %v is wider than both ends", c.f, c.t, s)
+			}
+			from = s
 		}
 	}
 }

@@ -432,22 +432,19 @@ func (pk *packer) packInputs(fn *mil.Func, ins []*mil.Var) (Port, error) {
 	return port, nil
 }
 
-// reshape adds the reshape of from ([1, A, 1, B]) to name of shape to ([1, A', 1, B']) in the forms the
-// references ran: a reshape that keeps axes 0 and 3 or axes 0 and 1 (rule op-form). Where the direct one
-// is neither, it goes through [1, 1, A, B] and [1, 1, A', B'].
+// reshape adds the reshape of from (of shape fromShape) to name (of shape to) in the forms the
+// references ran (rule op-form): through the shapes ReshapeSteps gives.
 func (pk *packer) reshape(fn *mil.Func, name, from string, fromShape, to []int) {
-	step := func(out, in string, shape []int) {
+	steps := ReshapeSteps(fromShape, to)
+	for i, shape := range steps {
+		out := name
+		if i < len(steps)-1 {
+			out = pk.fresh(fmt.Sprintf("%s_step%d", name, i+1))
+		}
 		c := pk.constant(fn, out+"_shape", mil.IntsValue(shape...))
-		pk.op(fn, "reshape", out, mil.Tensor(mil.FP16, shape...), "x", in, "shape", c)
+		pk.op(fn, "reshape", out, mil.Tensor(mil.FP16, shape...), "x", from, "shape", c)
+		from = out
 	}
-	if ProvenReshape(fromShape, to) {
-		step(name, from, to)
-		return
-	}
-	a, b := pk.fresh(name+"_rows"), pk.fresh(name+"_regrouped")
-	step(a, from, []int{1, 1, fromShape[1] * fromShape[2], fromShape[3]})
-	step(b, a, []int{1, 1, to[1] * to[2], to[3]})
-	step(name, b, to)
 }
 
 // dropped reports whether name is the result of a cast packing folded away (so its slice stands in).

@@ -19,6 +19,9 @@ func (s *session) aneModule() *moduleDef {
 		vals: valueMap{"width_align": starlark.MakeInt(ane.WidthAlign)},
 		fns: []fnDef{
 			{sig: "width_align", doc: "The ANE's width rule: every kernel input's and output's width W (the last dim) is a multiple of this, and at least this (32)."},
+			{sig: "reshape_steps(from_shape, to_shape)", doc: "The shapes a rank-4 reshape from from_shape to to_shape goes through in " +
+				"reshapes a reference ran (each keeps axes 0 and 3, or 0 and 1: rule op-form), a list ending in to_shape: one " +
+				"reshape when the direct one is such, else two or three.", fn: aneReshapeSteps},
 			{sig: "compile(program)", doc: "Compiles a mil.program into a kernel. Each call counts against the " +
 				"process's compile budget (about 100 on the ANE); the program cannot change afterwards. A program that " +
 				"breaks a rule the ANE is known to have (see ane.eligible) is an error on every backend but the emulator " +
