@@ -10,7 +10,7 @@ import (
 // that define them (go generate ./builtins; TestReference in docgen_test.go fails when the page drifts).
 
 // types lists the Starlark types this package defines, in reference order.
-var types = []*typeDef{programType, varType, kernelType, bindingType, surfaceType, tensorType, queueType, optimizerType, scheduleType, metricsType, progressType, tokenizerType}
+var types = []*typeDef{programType, varType, kernelType, bindingType, surfaceType, tensorType, queueType, optimizerType, scheduleType, metricsType, progressType, tokenizerType, tokenDataType}
 
 // WriteReference writes the Markdown reference of every builtin module, function and type: the page
 // docs/builtins.md, generated from the same tables that define the builtins.

@@ -27,6 +27,11 @@ func (s *session) tokenizerModule() *moduleDef {
 				"carriage return. A uint16 token file rarely does.", fn: tokenizerLooksLikeText},
 			{sig: "read_tokens(path, vocab = 65536)", doc: "Reads a token file (little-endian uint16 ids, no header) into a 1-D tensor of ids " +
 				"without a vocabulary: an id of vocab or more is an error naming its position.", fn: tokenizerReadTokens},
+			{sig: "open_tokens(path, vocab = 65536)", doc: "Token data read where it lies (a tokens value): the token file at path, or the " +
+				"folder of .bin token files at path (llama2.c's shards: data00.bin, data01.bin, ...) read in name order as one sequence. " +
+				"Every file is checked first, a MiB at a time (even length, ids below vocab; a text given as tokens is named as such); " +
+				"afterwards only the ranges asked for are read, so memory does not grow with the data.", fn: tokenizerOpenTokens},
+			{sig: "is_token_data(path)", doc: "Whether path names token data rather than text: a folder (of token files) or a name ending in .bin.", fn: tokenizerIsTokenData},
 		},
 	}
 }

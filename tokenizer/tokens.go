@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"unicode/utf8"
 
 	"github.com/anestar/anestar/internal/atomicfile"
@@ -99,42 +100,67 @@ func LoadTokensFloat32(path string, vocabSize int, alloc func(n int) ([]float32,
 		return nil, err
 	}
 	defer f.Close()
-	if size%2 != 0 {
-		head := make([]byte, min(size, 4096))
-		n, _ := io.ReadFull(f, head)
-		hint := ""
-		if LooksLikeText(head[:n]) {
-			hint = ": the file looks like text: give it as text (a name not ending in .bin) or encode it first (anestar tokenize)"
-		}
-		return nil, fmt.Errorf("tokenizer: %s: offset %d: odd length %d: a token file holds 2-byte ids%s", path, size-1, size, hint)
+	if err := checkTokenLength(f, path, size); err != nil {
+		return nil, err
 	}
 	out, err := alloc(int(size / 2))
 	if err != nil {
 		return nil, err
 	}
+	err = scanTokens(f, path, size, vocabSize, func(i int64, b []byte) {
+		for j := 0; j < len(b); j += 2 {
+			out[i] = float32(binary.LittleEndian.Uint16(b[j:]))
+			i++
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkTokenLength refuses a token file f (at path, of size bytes) of odd length, saying so when it
+// reads as text.
+func checkTokenLength(f *os.File, path string, size int64) error {
+	if size%2 == 0 {
+		return nil
+	}
+	head := make([]byte, min(size, 4096))
+	n, _ := f.ReadAt(head, 0)
+	hint := ""
+	if LooksLikeText(head[:n]) {
+		hint = ": the file looks like text: give it as text (a name not ending in .bin) or encode it first (anestar tokenize)"
+	}
+	return fmt.Errorf("tokenizer: %s: offset %d: odd length %d: a token file holds 2-byte ids%s", path, size-1, size, hint)
+}
+
+// scanTokens reads the token file f (at path, of an even size in bytes) from its start a MiB at a
+// time, checking that every id lies below vocabSize; visit gets each piece's first token index and
+// its bytes (valid until visit returns).
+func scanTokens(f *os.File, path string, size int64, vocabSize int, visit func(i int64, b []byte)) error {
 	buf := make([]byte, 1<<20)
 	var head []byte // the file's first bytes, to say so when a text was given as tokens
-	for i := 0; i < len(out); {
-		n, err := io.ReadFull(f, buf[:min(len(buf), 2*(len(out)-i))])
-		if err != nil {
-			return nil, fmt.Errorf("tokenizer: %s: offset %d: %v (the file changed while read?)", path, 2*i, err)
+	for off := int64(0); off < size; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		if err != nil && !(err == io.EOF && off+int64(n) == size) {
+			return fmt.Errorf("tokenizer: %s: offset %d: %v (the file changed while read?)", path, off, err)
 		}
 		if head == nil {
 			head = append([]byte(nil), buf[:min(n, 4096)]...)
 		}
 		for j := 0; j < n; j += 2 {
-			id := binary.LittleEndian.Uint16(buf[j:])
-			if int(id) >= vocabSize {
+			if id := binary.LittleEndian.Uint16(buf[j:]); int(id) >= vocabSize {
+				i := (off + int64(j)) / 2
 				if LooksLikeText(head) {
-					return nil, fmt.Errorf("tokenizer: %s: token %d (offset %d): id %d outside the vocabulary of %d pieces: the file looks like text, not uint16 token ids: give it as text (a name not ending in .bin) or encode it first (anestar tokenize)", path, i, 2*i, id, vocabSize)
+					return fmt.Errorf("tokenizer: %s: token %d (offset %d): id %d outside the vocabulary of %d pieces: the file looks like text, not uint16 token ids: give it as text (a name not ending in .bin) or encode it first (anestar tokenize)", path, i, 2*i, id, vocabSize)
 				}
-				return nil, fmt.Errorf("tokenizer: %s: token %d (offset %d): id %d outside the vocabulary of %d pieces", path, i, 2*i, id, vocabSize)
+				return fmt.Errorf("tokenizer: %s: token %d (offset %d): id %d outside the vocabulary of %d pieces", path, i, 2*i, id, vocabSize)
 			}
-			out[i] = float32(id)
-			i++
 		}
+		visit(off/2, buf[:n])
+		off += int64(n)
 	}
-	return out, nil
+	return nil
 }
 
 // LooksLikeText reports whether data (a file's first bytes) reads as text: valid UTF-8 without NUL or
