@@ -41,7 +41,8 @@ func (s *session) aneModule() *moduleDef {
 			{sig: "memory()", doc: "What the kernels and bindings open now hold on the host, in bytes, a struct: surfaces (every " +
 				"input and output surface of theirs), scratch (for each kernel, the most bytes of its program's values alive at " +
 				"once in fp32, inputs included: what the emulator plans as its working memory; it shares buffers between " +
-				"kernels, so it uses less: 60-85 % of this for the language model's; the ANE's own memory is not known), kernels and bindings " +
+				"kernels, so it uses less: 60-85 % of this for the language model's; the ANE's own memory is not known), consts (the " +
+				"bytes of their programs' constants, weights baked in among them, in fp32, as the emulator decodes them), kernels and bindings " +
 				"(how many are open, a kernel counting as its own first binding). Known in a dry run too, where the surfaces " +
 				"exist and nothing is compiled: what `anestar check` estimates a run's memory from.", fn: s.aneMemory},
 		},
@@ -78,7 +79,7 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 		s.kernels = append(s.kernels, k)
 	}
 	p.sealed = true
-	kv := &kernel{k: k, where: p.where, scratch: liveBytes(prog.Main())}
+	kv := &kernel{k: k, where: p.where, scratch: liveBytes(prog.Main()), consts: constBytes(prog.Main())}
 	kv.binding = binding{s: s, b: k, owner: kv, methods: kernelMethods}
 	kv.wrapSurfaces()
 	s.track(&kv.binding)
@@ -117,6 +118,7 @@ type kernel struct {
 	k       ane.Kernel
 	where   map[string]string // op result name -> the script line that built it (the program's where)
 	scratch int               // the most bytes of its program's values alive at once (liveBytes), for ane.memory
+	consts  int               // the bytes of its program's consts in fp32 (constBytes), for ane.memory
 }
 
 // surface is one input or output buffer of a kernel or binding.

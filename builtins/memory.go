@@ -50,7 +50,7 @@ func (s *session) aneMemory(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
 		return nil, err
 	}
-	surfaces, scratch, kernels, bindings := 0, 0, 0, 0
+	surfaces, scratch, consts, kernels, bindings := 0, 0, 0, 0, 0
 	for _, bd := range s.bindings {
 		if bd.closed || bd.owner.closed {
 			continue
@@ -64,12 +64,14 @@ func (s *session) aneMemory(_ *starlark.Thread, b *starlark.Builtin, args starla
 		bindings++
 		if bd == &bd.owner.binding {
 			scratch += bd.owner.scratch
+			consts += bd.owner.consts
 			kernels++
 		}
 	}
 	return starlarkstruct.FromStringDict(starlark.String("memory"), starlark.StringDict{
 		"surfaces": starlark.MakeInt(surfaces),
 		"scratch":  starlark.MakeInt(scratch),
+		"consts":   starlark.MakeInt(consts),
 		"kernels":  starlark.MakeInt(kernels),
 		"bindings": starlark.MakeInt(bindings),
 	}), nil
@@ -140,4 +142,21 @@ func liveBytes(fn *mil.Func) int {
 		dies[-1] = nil
 	}
 	return peak
+}
+
+// constBytes is the bytes of fn's consts (its weights among them) held in fp32, as the emulator
+// decodes them once at compile.
+func constBytes(fn *mil.Func) int {
+	n := 0
+	if fn == nil {
+		return 0
+	}
+	for _, op := range fn.Ops {
+		if op.Kind == "const" {
+			for _, r := range op.Results {
+				n += 4 * max(r.Type.NumElements(), 0)
+			}
+		}
+	}
+	return n
 }

@@ -13,6 +13,8 @@
 //	                          layers' forward and backward passes as kernels, loss and optimizer on the host
 //	lib/model.star            the layer's sizes, weight initialisation, data, FLOP accounting,
 //	                          efficiency report and checkpoint helpers, shared by the training scripts
+//	lib/layer_estimate.star   a layer run's memory at peak and a step's time, estimated before it
+//	                          starts (by `anestar check`), part by part
 //	lib/train.star            what the two layer scripts share: their parameters and checks, the run's
 //	                          state (fresh or resumed), the four kernels' programs (weights baked in
 //	                          or as inputs) and their compiled parts, the training step itself, the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -13,50 +14,70 @@ import (
 	"github.com/anestar/anestar/metrics"
 )
 
-// TestCheckEstimates checks what `anestar check scripts/train_lm.star` estimates against a real run:
-// at the default sizes and at a larger model, check's memory estimate against the peak RSS of a
-// child process that trains 3 steps (its checkpoint and best state saved at the end, as a run does),
-// within 25 %; and its step-time estimate against those steps' times (the fastest after the first,
-// which pays for first touches), within a factor 2. The machine's sgemm peak is measured once, by
-// the first check, in a cache of the test's own.
+// TestCheckEstimates checks what `anestar check` estimates for the language model and the two layer
+// scripts against real runs, each at two sizes: check's memory estimate against the peak RSS of a
+// child process that trains a few steps (its checkpoints saved, as a run does), within 25 %; and its
+// step-time estimate against those steps' times (the fastest after the first, which pays for first
+// touches), within a factor 2. Each check measures the machine's sgemm peak afresh (a test caches
+// nothing), just before its run: on a machine whose load moves, the two see about the same load.
 func TestCheckEstimates(t *testing.T) {
 	if testing.Short() || raceEnabled {
-		t.Skip("trains the language model twice; under -race memory and time are the detector's")
+		t.Skip("trains three scripts at two sizes; under -race memory and time are the detector's")
 	}
-	cache := t.TempDir()
+	lm := []string{"--set", "steps=3", "--set", "eval_every=0", "--set", "val_frac=0.02"}
+	layer := []string{"--set", "steps=4", "--set", "accum=2"}
+	small := []string{"--set", "dim=384", "--set", "hidden=1024", "--set", "heads=6", "--set", "seq=256"}
 	for _, c := range []struct {
-		name string
-		sets []string
+		name, script string
+		sets, run    []string
 	}{
-		{"defaults", nil},
-		{"dim384", []string{"--set", "dim=384", "--set", "heads=6", "--set", "kv_heads=6", "--set", "hidden=1024"}},
+		{"lm/defaults", "train_lm", nil, lm},
+		{"lm/dim384", "train_lm", []string{"--set", "dim=384", "--set", "heads=6", "--set", "kv_heads=6", "--set", "hidden=1024"}, lm},
+		{"layer/dim384", "train_layer", small, layer},
+		{"layer/reference", "train_layer", nil, layer},
+		{"dynamic/dim384", "dynamic", small, layer},
+		{"dynamic/reference", "dynamic", nil, layer},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := tourDir(t)
-			env := []string{"ANESTAR_CACHE_DIR=" + cache}
-			out := runIn(t, dir, env, append([]string{"check", "scripts/train_lm.star"}, c.sets...)...)
-			mem := estimated(t, out, `estimated memory: (\d+) MB`)
-			step := estimated(t, out, `estimated step: (\d+) ms`)
-			cmd := runAsCommand(append([]string{"scripts/train_lm.star", "--set", "steps=3", "--set", "eval_every=0",
-				"--set", "val_frac=0.02", "--set", "metrics=m.jsonl"}, c.sets...)...)
-			cmd.Dir = dir
-			cmd.Env = append(cmd.Env, env...)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("the run: %v\n%s", err, b)
-			}
-			rss := peakRSS(t, cmd.ProcessState.SysUsage())
-			ms := stepTimes(t, filepath.Join(dir, "m.jsonl"))
-			fastest := slices.Min(ms[1:])
-			t.Logf("memory: estimated %.0f MB, peak RSS %.0f MB (%+.0f %%); step: estimated %.0f ms, measured %.0f ms (steps %v)",
-				mem, rss/1e6, 100*(mem*1e6-rss)/rss, step, fastest, ms)
-			if d := (mem*1e6 - rss) / rss; d > 0.25 || d < -0.25 {
-				t.Errorf("memory estimate %.0f MB is %+.0f %% off the run's peak RSS %.0f MB", mem, 100*d, rss/1e6)
-			}
-			if r := step / fastest; r > 2 || r < 0.5 {
-				t.Errorf("step estimate %.0f ms is %.2fx the run's %.0f ms", step, r, fastest)
+			script := "scripts/" + c.script + ".star"
+			for try := 1; ; try++ {
+				mem, step, rss, ms := checkAndRun(t, dir, script, c.sets, c.run)
+				fastest := slices.Min(ms[1:])
+				t.Logf("memory: estimated %.0f MB, peak RSS %.0f MB (%+.0f %%); step: estimated %.0f ms, measured %.0f ms (steps %.0f)",
+					mem, rss/1e6, 100*(mem*1e6-rss)/rss, step, fastest, ms)
+				if d := (mem*1e6 - rss) / rss; d > 0.25 || d < -0.25 {
+					t.Errorf("memory estimate %.0f MB is %+.0f %% off the run's peak RSS %.0f MB", mem, 100*d, rss/1e6)
+				}
+				r := step / fastest
+				if r <= 2 && r >= 0.5 {
+					break
+				}
+				if try == 2 { // once more first: a burst of load moves a peak measured in 0.3 s more than a run
+					t.Errorf("step estimate %.0f ms is %.2fx the run's %.0f ms", step, r, fastest)
+					break
+				}
 			}
 		})
 	}
+}
+
+// checkAndRun runs `anestar check script sets` in dir, then the script itself with sets and run's
+// settings and a metrics file; it returns check's memory (MB) and step (ms) estimates, the run's peak
+// RSS (bytes) and its steps' times (ms).
+func checkAndRun(t *testing.T, dir, script string, sets, run []string) (mem, step, rss float64, ms []float64) {
+	t.Helper()
+	out := runIn(t, dir, nil, append([]string{"check", script}, sets...)...)
+	mem = estimated(t, out, `estimated memory: (\d+) MB`)
+	step = estimated(t, out, `estimated step: (\d+) ms`)
+	metrics := filepath.Join(dir, "m.jsonl")
+	os.Remove(metrics)
+	cmd := runAsCommand(append(append([]string{script, "--set", "metrics=m.jsonl"}, run...), sets...)...)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the run: %v\n%s", err, b)
+	}
+	return mem, step, peakRSS(t, cmd.ProcessState.SysUsage()), stepTimes(t, metrics)
 }
 
 // runIn runs anestar with args in dir, with env added, and returns its output; a failure is fatal.
