@@ -22,6 +22,8 @@ func (s *session) tokenizerModule() *moduleDef {
 				"and 256 bytes, so it must exceed 259). Words carry their leading space; every character of the text is a piece as far as n allows; " +
 				"deterministic; about 0.1 s for 567 KB of text. With whitespace_pieces a run of spaces leads the word after it and merges into pieces of spaces " +
 				"(SentencePiece's allow_whitespace_only_pieces: indentation in a few tokens); off, each space of a run is a piece of its own.", fn: tokenizerTrain},
+			{sig: "train_file(path, n, whitespace_pieces = False)", doc: "As train, on the text file at path, read a piece at a time (cut where a run " +
+				"of spaces starts, as encode_file cuts it): the same vocabulary, in memory that grows with the text's distinct words, not with the text.", fn: tokenizerTrainFile},
 			{sig: "read_text(path, limit = 0)", doc: "Returns the contents of a text file as a string, for train or encode; with limit, its first limit bytes only.", fn: tokenizerReadText},
 			{sig: "looks_like_text(s)", doc: "Whether the string s (a file's first bytes, say) reads as text: valid UTF-8 without control bytes but tab, newline and " +
 				"carriage return. A uint16 token file rarely does.", fn: tokenizerLooksLikeText},
@@ -104,6 +106,25 @@ func tokenizerTrain(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	t, err := tokenizer.TrainWith(text, n, tokenizer.TrainOptions{WhitespacePieces: spaces}, nil)
 	if err != nil {
 		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
+	}
+	return &tokenizerValue{t}, nil
+}
+
+func tokenizerTrainFile(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	var n int
+	var spaces bool
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "n", &n, "whitespace_pieces?", &spaces); err != nil {
+		return nil, err
+	}
+	f, _, err := tokenizer.OpenRegular(path)
+	if err != nil {
+		return nil, nameErr(b.Name(), trimPrefix(err, "tokenizer: "))
+	}
+	defer f.Close()
+	t, err := tokenizer.TrainReader(f, n, tokenizer.TrainOptions{WhitespacePieces: spaces}, nil, nil)
+	if err != nil {
+		return nil, nameErrf(b.Name(), "%s: %v", path, trimPrefix(err, "tokenizer: "))
 	}
 	return &tokenizerValue{t}, nil
 }

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -107,6 +108,10 @@ func FuzzTrain(f *testing.F) {
 			}
 			if back, err := tok.Decode(ids); err != nil || back != text {
 				t.Fatalf("round trip: %q, %v", back, err)
+			}
+			streamed, err := trainReader(strings.NewReader(text), n, TrainOptions{WhitespacePieces: ws}, nil, nil, 8)
+			if err != nil || streamed.Fingerprint() != tok.Fingerprint() {
+				t.Fatalf("Train(%q, %d, whitespace pieces %v) read 8 bytes at a time: %v, another vocabulary", text, n, ws, err)
 			}
 		}
 	})

@@ -39,6 +39,29 @@ func (t *Tokenizer) encodeStream(r io.Reader, bos bool, emit func(ids []int) err
 		out = append(out, BOS)
 	}
 	cache := map[string][]int32{}
+	return readPieces(r, chunk, func(piece []byte, first bool, read int64) error {
+		if len(cache) > maxCachedWords {
+			clear(cache)
+		}
+		out = t.encodeWords(out, string(piece), first, &m, cache, nil)
+		if len(out) > 0 {
+			if err := emit(out); err != nil {
+				return err
+			}
+		}
+		out = out[:0]
+		if progress != nil {
+			progress(piece, read)
+		}
+		return nil
+	})
+}
+
+// readPieces reads the text from r about chunk bytes at a time and calls fn with each piece of it in
+// order, cut where a run of spaces starts after a non-space (lastCut: no word, no run of spaces and
+// no merge of a streaming vocabulary is cut), first for the text's first piece, and the bytes read
+// so far. A piece grows until it holds such a place or the text ends; fn must not keep it.
+func readPieces(r io.Reader, chunk int, fn func(piece []byte, first bool, read int64) error) error {
 	buf := make([]byte, 0, chunk)
 	var read int64
 	first, eof := true, false
@@ -59,20 +82,10 @@ func (t *Tokenizer) encodeStream(r io.Reader, bos bool, emit func(ids []int) err
 				continue
 			}
 		}
-		if len(cache) > maxCachedWords {
-			clear(cache)
+		if err := fn(buf[:cut], first, read); err != nil {
+			return err
 		}
-		out = t.encodeWords(out, string(buf[:cut]), first, &m, cache, nil)
 		first = first && cut == 0
-		if len(out) > 0 {
-			if err := emit(out); err != nil {
-				return err
-			}
-		}
-		out = out[:0]
-		if progress != nil {
-			progress(buf[:cut], read)
-		}
 		buf = buf[:copy(buf, buf[cut:])]
 		if eof && len(buf) == 0 {
 			return nil

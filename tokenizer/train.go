@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -81,13 +82,21 @@ func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b
 // dummy prefix: it is empty when text starts with a space or a newline.
 // With ws (TrainOptions.WhitespacePieces) a word's leading space may be a run of spaces.
 func splitWords(text string, ws bool, fn func(w string, first bool)) {
+	splitWordsFrom(text, ws, true, fn)
+}
+
+// splitWordsFrom is splitWords of a piece of text: with first the text's first piece (its first word
+// follows the dummy prefix), else a piece that starts at a word boundary (a cut of lastCut).
+func splitWordsFrom(text string, ws, first bool, fn func(w string, first bool)) {
 	end := 0
 	// The dummy prefix leads the first word; with ws a run of spaces the text starts with joins it (a
 	// piece of spaces can merge them), as Encode's first word has it.
-	if text != "" && (text[0] != ' ' || ws) && text[0] != '\n' {
-		end = wordEnd(text, 0, ws)
+	if first {
+		if text != "" && (text[0] != ' ' || ws) && text[0] != '\n' {
+			end = wordEnd(text, 0, ws)
+		}
+		fn(text[:end], true)
 	}
-	fn(text[:end], true)
 	for pos := end; pos < len(text); pos = end {
 		end = wordEnd(text, pos, ws)
 		fn(text[pos:end], false)
@@ -154,10 +163,48 @@ func isChar(g string) bool {
 }
 
 func train(text string, n int, ws bool, progress func(pieces, n int)) (*trainer, error) {
+	wc := newWordCounts(ws)
+	wc.add(text, true)
+	return trainCounts(wc, n, progress)
+}
+
+// wordCounts counts a text's distinct words (splitWords), piece by piece: what training needs of the
+// text, in memory that grows with the distinct words, not with the text.
+type wordCounts struct {
+	ws    bool             // TrainOptions.WhitespacePieces
+	words []string         // each distinct word, the first word of the text (after the dummy prefix) first
+	freq  []int64          // how often each occurs
+	index map[string]int32 // each distinct word (but the first) to its number
+	bytes int64            // the text's length so far
+}
+
+func newWordCounts(ws bool) *wordCounts { return &wordCounts{ws: ws, index: map[string]int32{}} }
+
+// add counts the words of a piece of text: with first the text's first piece, else one that starts
+// at a cut of lastCut. The words are copied: the piece may be reused.
+func (wc *wordCounts) add(text string, first bool) {
+	wc.bytes += int64(len(text))
+	splitWordsFrom(text, wc.ws, first, func(w string, first bool) {
+		id, ok := wc.index[w]
+		if !ok || first {
+			id = int32(len(wc.words))
+			w = strings.Clone(w)
+			wc.words = append(wc.words, w)
+			wc.freq = append(wc.freq, 0)
+			if !first {
+				wc.index[w] = id
+			}
+		}
+		wc.freq[id]++
+	})
+}
+
+// trainCounts trains an n-piece vocabulary on the words wc counted.
+func trainCounts(wc *wordCounts, n int, progress func(pieces, n int)) (*trainer, error) {
 	if n <= NumReserved {
 		return nil, fmt.Errorf("tokenizer: vocabulary size %d: must exceed the %d reserved pieces (<unk>, <s>, </s> and 256 bytes)", n, NumReserved)
 	}
-	if text == "" {
+	if wc.bytes == 0 {
 		return nil, fmt.Errorf("tokenizer: no text to train on")
 	}
 	tr := &trainer{ids: map[string]int32{}, merges: map[uint64]int32{}, prefixes: map[string][]int32{}, suffixes: map[string][]int32{}}
@@ -172,21 +219,8 @@ func train(text string, n int, ws bool, progress func(pieces, n int)) (*trainer,
 
 	// Words: the first one follows the dummy prefix, a space of its own (run.c groups it apart from
 	// the bytes after it), so it is kept apart from any equal-looking word later in the text.
-	var words []string
-	tr.index = map[string]int32{}
-	tr.ws = ws
-	splitWords(text, ws, func(w string, first bool) {
-		id, ok := tr.index[w]
-		if !ok || first {
-			id = int32(len(words))
-			words = append(words, w)
-			tr.freq = append(tr.freq, 0)
-			if !first {
-				tr.index[w] = id
-			}
-		}
-		tr.freq[id]++
-	})
+	words := wc.words
+	tr.index, tr.freq, tr.ws = wc.index, wc.freq, wc.ws
 	charFreq := map[string]int64{" ": 1} // the dummy prefix
 	for id, w := range words {
 		for i := 0; i < len(w); {

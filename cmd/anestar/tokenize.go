@@ -65,7 +65,7 @@ func tokenizeUsage(w io.Writer, fs *pflag.FlagSet) {
 Vocabularies are llama2.c tokenizer.bin files; token files hold little-endian uint16 ids, no header
 (llama2.c's and nanoGPT's .bin). The text is encoded as one string, without <s> unless --bos: read
 and encoded in pieces cut before spaces (the same ids, in memory that does not grow with the text)
-unless a piece of the vocabulary holds a space inside, or --train needs the text whole.
+unless a piece of the vocabulary holds a space inside; --train counts the words a piece at a time.
 Counts and characters per token go to standard error, with a progress line on inputs over 1 MiB.
 Exit codes: 0 ok, 1 a file is missing or invalid, 2 usage error.
 
@@ -161,7 +161,31 @@ func runTokenize(args []string, stdout, stderr io.Writer) int {
 	}
 
 	in := fs.Arg(0)
-	if !fs.Changed("train") && tok.CanStream() { // a text of any size, in bounded memory
+	if fs.Changed("train") { // the words counted a piece at a time: memory grows with the distinct words, not the text
+		start := time.Now()
+		f, size, err := tokenizer.OpenRegular(in)
+		if err != nil {
+			return fail(err)
+		}
+		prog := newLineProgress(stderr, !o.quiet && size >= largeInput)
+		tok, err = tokenizer.TrainReader(f, o.train, tokenizer.TrainOptions{WhitespacePieces: o.spaces},
+			func(read int64) { prog.show("counting words: %d%%", 100*read/max(size, 1)) },
+			func(done, n int) { prog.show("training: %d/%d pieces", done, n) })
+		f.Close()
+		prog.clear()
+		if err != nil {
+			return fail(err)
+		}
+		if err := tok.Save(o.save); err != nil {
+			return fail(err)
+		}
+		report("%s: learned %d pieces in %.2f s, saved to %s\n", in, tok.VocabSize(), time.Since(start).Seconds(), o.save)
+		if o.output == "" {
+			return exitOK
+		}
+		o.vocab = o.save
+	}
+	if tok.CanStream() { // a text of any size, in bounded memory
 		if tok.VocabSize() > tokenizer.MaxTokenFileVocab {
 			return fail(fmt.Errorf("%s has %d pieces: uint16 token files hold ids of vocabularies of at most %d pieces", o.vocab, tok.VocabSize(), tokenizer.MaxTokenFileVocab))
 		}
@@ -179,21 +203,6 @@ func runTokenize(args []string, stdout, stderr io.Writer) int {
 	}
 	text := string(data)
 	prog := newLineProgress(stderr, !o.quiet && len(text) >= largeInput)
-	if fs.Changed("train") {
-		start := time.Now()
-		tok, err = tokenizer.TrainWith(text, o.train, tokenizer.TrainOptions{WhitespacePieces: o.spaces}, func(done, n int) { prog.show("training: %d/%d pieces", done, n) })
-		prog.clear()
-		if err != nil {
-			return fail(err)
-		}
-		if err := tok.Save(o.save); err != nil {
-			return fail(err)
-		}
-		report("%s: learned %d pieces in %.2f s, saved to %s\n", in, tok.VocabSize(), time.Since(start).Seconds(), o.save)
-		if o.output == "" {
-			return exitOK
-		}
-	}
 	if tok.VocabSize() > tokenizer.MaxTokenFileVocab {
 		return fail(fmt.Errorf("%s has %d pieces: uint16 token files hold ids of vocabularies of at most %d pieces", o.vocab, tok.VocabSize(), tokenizer.MaxTokenFileVocab))
 	}
