@@ -2,8 +2,11 @@ package tokenizer
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 )
 
 // StreamChunk is about how many bytes of text EncodeStream reads and encodes at a time.
@@ -28,34 +31,98 @@ func (t *Tokenizer) EncodeStream(r io.Reader, bos bool, emit func(ids []int) err
 	return t.encodeStream(r, bos, emit, progress, StreamChunk)
 }
 
-// encodeStream is EncodeStream reading chunk bytes at a time.
+// encodeStream is EncodeStream reading chunk bytes at a time, encoding GOMAXPROCS pieces at once.
 func (t *Tokenizer) encodeStream(r io.Reader, bos bool, emit func(ids []int) error, progress func(piece []byte, read int64), chunk int) error {
+	return t.encodeStreamOn(r, bos, emit, progress, chunk, runtime.GOMAXPROCS(0))
+}
+
+// encodeStreamOn is encodeStream on the given number of workers: a reader cuts the pieces, the workers
+// encode them (each with its own merger and table of merged words: the ids do not depend on which),
+// and the caller's goroutine emits them in order, at most 2*workers pieces ahead of it.
+func (t *Tokenizer) encodeStreamOn(r io.Reader, bos bool, emit func(ids []int) error, progress func(piece []byte, read int64), chunk, workers int) error {
 	if !t.splitSpaces {
 		return fmt.Errorf("tokenizer: a piece of this vocabulary holds a space after its first byte, so merges cross spaces: the text must be encoded whole")
 	}
-	var m merger
-	var out []int
-	if bos {
-		out = append(out, BOS)
+	type job struct {
+		text  []byte
+		first bool
+		read  int64
+		ids   []int
+		done  chan struct{}
 	}
-	cache := map[string][]int32{}
-	return readPieces(r, chunk, func(piece []byte, first bool, read int64) error {
-		if len(cache) > maxCachedWords {
-			clear(cache)
+	workers = max(workers, 1)
+	work, order := make(chan *job, workers), make(chan *job, 2*workers)
+	stop := make(chan struct{})
+	free := make(chan []int, 3*workers) // ids buffers back from the emitter, for the workers to reuse
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var m merger
+			cache := map[string][]int32{}
+			for j := range work {
+				if len(cache) > maxCachedWords {
+					clear(cache)
+				}
+				var buf []int
+				select {
+				case buf = <-free:
+				default:
+				}
+				j.ids = t.encodeWords(buf[:0], string(j.text), j.first, &m, cache, nil)
+				close(j.done)
+			}
+		}()
+	}
+	var readErr error
+	go func() {
+		defer close(order)
+		defer close(work)
+		readErr = readPieces(r, chunk, func(piece []byte, first bool, read int64) error {
+			j := &job{text: bytes.Clone(piece), first: first, read: read, done: make(chan struct{})}
+			select {
+			case order <- j:
+			case <-stop:
+				return errStopped
+			}
+			work <- j
+			return nil
+		})
+	}()
+	var err error
+	for j := range order {
+		<-j.done
+		if err != nil {
+			continue // drain: the reader stops at its next piece
 		}
-		out = t.encodeWords(out, string(piece), first, &m, cache, nil)
-		if len(out) > 0 {
-			if err := emit(out); err != nil {
-				return err
+		ids := j.ids
+		if bos && j.first {
+			ids = append([]int{BOS}, ids...)
+		}
+		if len(ids) > 0 {
+			if err = emit(ids); err != nil {
+				close(stop)
+				continue
 			}
 		}
-		out = out[:0]
 		if progress != nil {
-			progress(piece, read)
+			progress(j.text, j.read)
 		}
-		return nil
-	})
+		select {
+		case free <- j.ids:
+		default:
+		}
+	}
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return readErr
 }
+
+// errStopped ends the reading of a stream whose encoding stopped.
+var errStopped = errors.New("tokenizer: stopped")
 
 // readPieces reads the text from r about chunk bytes at a time and calls fn with each piece of it in
 // order, cut where a run of spaces starts after a non-space (lastCut: no word, no run of spaces and

@@ -9,14 +9,15 @@ import (
 	"testing"
 )
 
-// streamIDs encodes text with encodeStream in chunks of chunk bytes and returns the ids emitted.
+// streamIDs encodes text with encodeStream in chunks of chunk bytes, on 1 to 4 workers (as chunk
+// says), and returns the ids emitted.
 func streamIDs(t *testing.T, tok *Tokenizer, text string, bos bool, chunk int) []int {
 	t.Helper()
 	var got []int
-	err := tok.encodeStream(strings.NewReader(text), bos, func(ids []int) error {
+	err := tok.encodeStreamOn(strings.NewReader(text), bos, func(ids []int) error {
 		got = append(got, ids...)
 		return nil
-	}, nil, chunk)
+	}, nil, chunk, 1+chunk%4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +132,17 @@ func TestEncodeStreamErrors(t *testing.T) {
 	}
 	if err := tok.EncodeStream(errReader{}, false, func([]int) error { return nil }, nil); err == nil || !strings.Contains(err.Error(), "broken") {
 		t.Errorf("the reader's error: got %v", err)
+	}
+	// emit fails at the third of many pieces, on several workers: nothing more is emitted, and it returns.
+	calls := 0
+	err = tok.encodeStreamOn(strings.NewReader(strings.Repeat("a b c ", 5000)), false, func([]int) error {
+		if calls++; calls == 3 {
+			return stop
+		}
+		return nil
+	}, nil, 16, 4)
+	if err != stop || calls != 3 {
+		t.Errorf("emit's error on 4 workers: %v after %d calls", err, calls)
 	}
 }
 
