@@ -614,7 +614,7 @@ func (pk *packer) zerosConst(fn *mil.Func, dt mil.DType, shape []int) (string, e
 	}
 	off, err := pk.zeros.AddZeros(dt, n)
 	if err != nil {
-		return "", fmt.Errorf("pack: %v", err)
+		return "", fmt.Errorf("pack: %w", err)
 	}
 	pk.w[packedZeros] = pk.zeros.Bytes()
 	return pk.constant(fn, "packed_zeros", &mil.Value{Type: mil.Tensor(dt, shape...), Blob: &mil.BlobRef{Path: packedZeros, Offset: off}}), nil

@@ -86,7 +86,7 @@ func Open(name string, opts Settings) (Backend, error) {
 	}
 	if e.Probe != nil {
 		if err := e.Probe(); err != nil {
-			return nil, fmt.Errorf("backend %q is not available: %v", name, err)
+			return nil, fmt.Errorf("backend %q is not available: %w", name, err)
 		}
 	}
 	return e.Open(opts)

@@ -49,11 +49,11 @@ func NewSurface(name string, t mil.Type, mem Memory) (*Surface, error) {
 	s.channels, s.spatial = channelSplit(t.Shape)
 	s.pitch = s.spatial
 	if err := mem.Lock(true); err != nil {
-		return nil, fmt.Errorf("surface %q: %v", name, err)
+		return nil, fmt.Errorf("surface %q: %w", name, err)
 	}
 	n := len(mem.Bytes())
 	if err := mem.Unlock(true); err != nil {
-		return nil, fmt.Errorf("surface %q: %v", name, err)
+		return nil, fmt.Errorf("surface %q: %w", name, err)
 	}
 	if n != s.Bytes() {
 		return nil, fmt.Errorf("surface %q: memory holds %d bytes, %s needs %d", name, n, t, s.Bytes())

@@ -50,7 +50,7 @@ func tokenIDs(fn, what string, v starlark.Value) ([]int, error) {
 	}
 	var ids shapeArg
 	if err := ids.Unpack(v); err != nil {
-		return nil, fmt.Errorf("%s: %s: %v", fn, what, err)
+		return nil, fmt.Errorf("%s: %s: %w", fn, what, err)
 	}
 	return ids, nil
 }
@@ -95,7 +95,7 @@ func cpuEmbedding(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	if err := cpu.Embedding(out.data, table.data, ids, table.shape[0], table.shape[1]); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	return out, nil
 }
@@ -109,7 +109,7 @@ func cpuEmbeddingBackward(_ *starlark.Thread, b *starlark.Builtin, args starlark
 		return nil, err
 	}
 	if err := cpu.EmbeddingBackward(dtable.data, dy.data, ids, dtable.shape[0], dtable.shape[1]); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	return dtable, nil
 }
@@ -131,7 +131,7 @@ func cpuSoftmaxCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starla
 	}
 	l, err := cpu.SoftmaxCrossEntropy(g, logits.data, targets, r, c, float32(scale))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	return starlark.Float(l), nil
 }
@@ -148,10 +148,10 @@ func cpuRoPETables(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	t, err := NewTensor(heads*headDim, seq)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	if err := cpu.RoPETables(t.data, headDim, heads, seq, float64(theta)); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	return t, nil
 }

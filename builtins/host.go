@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer s.finish()
 
 	if _, err := ane.ParseChip(cfg.Settings.Chip); err != nil {
-		return &Result{}, fmt.Errorf("--chip: %v", err)
+		return &Result{}, fmt.Errorf("--chip: %w", err)
 	}
 	src := cfg.Source
 	if src == nil {

@@ -97,7 +97,7 @@ func writableOutput(path string) error {
 	}
 	probe, err := os.CreateTemp(dir, ".anestar-probe-*")
 	if err != nil {
-		return fmt.Errorf("%s: the folder %s is not writable: %v", path, dir, errors.Unwrap(err))
+		return fmt.Errorf("%s: the folder %s is not writable: %w", path, dir, errors.Unwrap(err))
 	}
 	probe.Close()
 	os.Remove(probe.Name())

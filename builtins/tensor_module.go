@@ -488,7 +488,7 @@ func (s *session) tensorSample(_ *starlark.Thread, b *starlark.Builtin, args sta
 	}
 	i, err := cpu.SampleLogits(t.data, nil, float64(temp), float64(topP), u)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	return starlark.MakeInt(i), nil
 }

@@ -365,7 +365,7 @@ func tokenTensor(fn, path string, vocab int) (starlark.Value, error) {
 		var err error
 		x, err = NewTensor(n)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return x.data, nil
 	})

@@ -197,7 +197,7 @@ func (s *State) validate() error {
 	var params map[string]json.RawMessage
 	if s.Config != "" {
 		if err := json.Unmarshal([]byte(s.Config), &params); err != nil {
-			return fmt.Errorf("ckpt: state: metadata %q is not a JSON object: %v", ParamsKey, err)
+			return fmt.Errorf("ckpt: state: metadata %q is not a JSON object: %w", ParamsKey, err)
 		}
 	}
 	for _, name := range s.Structural {

@@ -706,7 +706,7 @@ func (b *Builder) addFile(path string, file []byte) error {
 	}
 	n, err := BlobFileCount(file)
 	if err != nil {
-		return fmt.Errorf("weight file %s: %v", path, err)
+		return fmt.Errorf("weight file %s: %w", path, err)
 	}
 	b.files[path] = &BlobWriter{buf: file, count: uint32(n), shared: true}
 	return nil

@@ -630,13 +630,13 @@ func (g *grader) transposedWeight(w string, v *Value, ws []int) (*Var, error) {
 	if v.Blob != nil {
 		dt, data, err := v.blobData(g.w)
 		if err != nil {
-			return nil, fmt.Errorf("weight %s: %v", w, err)
+			return nil, fmt.Errorf("weight %s: %w", w, err)
 		}
 		c = g.b.WeightBytes(g.fresh(w+"_t"), dt, shape, transposeBytes(data, co, ci, dt.Bits()/8))
 	} else {
 		data, err := v.Float32s(g.w)
 		if err != nil {
-			return nil, fmt.Errorf("weight %s: %v", w, err)
+			return nil, fmt.Errorf("weight %s: %w", w, err)
 		}
 		t := make([]float32, len(data))
 		for o := range co {

@@ -93,7 +93,7 @@ func (d *OpDef) Infer(args map[string][]ArgInfo) ([]Type, error) {
 	}
 	for i, t := range types {
 		if err := checkSize(t); err != nil {
-			return nil, fmt.Errorf("result %d: %v", i, err)
+			return nil, fmt.Errorf("result %d: %w", i, err)
 		}
 	}
 	return types, nil

@@ -56,7 +56,7 @@ func (a *opArgs) validateArg(ad *ArgDef, ops []ArgInfo) error {
 			return fmt.Errorf("%s has type %s, want a tensor or scalar", what, t)
 		}
 		if err := checkShape(t); err != nil {
-			return fmt.Errorf("%s: %v", what, err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		switch {
 		case ad.Shape == ScalarArg && t.Rank() != 0:
@@ -137,7 +137,7 @@ func (a *opArgs) ints(name string) ([]int, error) {
 	}
 	out, err := v.Ints()
 	if err != nil {
-		return nil, fmt.Errorf("argument %q: %v", name, err)
+		return nil, fmt.Errorf("argument %q: %w", name, err)
 	}
 	if want, ok := shapeElements(v.Type.Shape); ok && len(out) != want {
 		return nil, fmt.Errorf("argument %q: %s holds %d elements", name, v.Type, len(out))
@@ -165,7 +165,7 @@ func (a *opArgs) boolOr(name string, def bool) (bool, error) {
 	}
 	b, err := v.Bool()
 	if err != nil {
-		return false, fmt.Errorf("argument %q: %v", name, err)
+		return false, fmt.Errorf("argument %q: %w", name, err)
 	}
 	return b, nil
 }
@@ -194,7 +194,7 @@ func (a *opArgs) strOr(name, def string) (string, error) {
 	}
 	s, err := v.Str()
 	if err != nil {
-		return "", fmt.Errorf("argument %q: %v", name, err)
+		return "", fmt.Errorf("argument %q: %w", name, err)
 	}
 	return s, nil
 }

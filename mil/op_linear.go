@@ -220,7 +220,7 @@ func MatmulShape(x, y []int, tx, ty bool) ([]int, error) {
 	}
 	batch, err := BroadcastShapes(xs[:len(xs)-2], ys[:len(ys)-2])
 	if err != nil {
-		return nil, fmt.Errorf("batch dims: %v", err)
+		return nil, fmt.Errorf("batch dims: %w", err)
 	}
 	out := batch
 	if !xv {

@@ -67,7 +67,7 @@ func read(r io.Reader, size int64) (*Array, error) {
 	br := bufio.NewReader(r)
 	var pre [8]byte
 	if _, err := io.ReadFull(br, pre[:]); err != nil {
-		return nil, fmt.Errorf("npy: reading magic: %v", err)
+		return nil, fmt.Errorf("npy: reading magic: %w", err)
 	}
 	if string(pre[:6]) != magic {
 		return nil, fmt.Errorf("npy: offset 0: not a .npy file (bad magic %q)", pre[:6])
@@ -78,13 +78,13 @@ func read(r io.Reader, size int64) (*Array, error) {
 	case 1:
 		var b [2]byte
 		if _, err := io.ReadFull(br, b[:]); err != nil {
-			return nil, fmt.Errorf("npy: offset 8: reading header length: %v", err)
+			return nil, fmt.Errorf("npy: offset 8: reading header length: %w", err)
 		}
 		hlen, off = int(binary.LittleEndian.Uint16(b[:])), 10
 	case 2, 3:
 		var b [4]byte
 		if _, err := io.ReadFull(br, b[:]); err != nil {
-			return nil, fmt.Errorf("npy: offset 8: reading header length: %v", err)
+			return nil, fmt.Errorf("npy: offset 8: reading header length: %w", err)
 		}
 		hlen, off = int(binary.LittleEndian.Uint32(b[:])), 12
 		if hlen > 1<<20 {
@@ -95,11 +95,11 @@ func read(r io.Reader, size int64) (*Array, error) {
 	}
 	hdr := make([]byte, hlen)
 	if _, err := io.ReadFull(br, hdr); err != nil {
-		return nil, fmt.Errorf("npy: offset %d: reading %d-byte header: %v", off, hlen, err)
+		return nil, fmt.Errorf("npy: offset %d: reading %d-byte header: %w", off, hlen, err)
 	}
 	a, err := parseHeader(string(hdr))
 	if err != nil {
-		return nil, fmt.Errorf("npy: offset %d: header: %v", off, err)
+		return nil, fmt.Errorf("npy: offset %d: header: %w", off, err)
 	}
 	off += hlen
 	n := a.Len()
@@ -313,7 +313,7 @@ func ReadFile(path string) (*Array, error) {
 	defer f.Close()
 	a, err := read(f, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return a, nil
 }
@@ -326,7 +326,7 @@ func WriteFile(path string, a *Array) error {
 	}
 	if err := Write(f, a); err != nil {
 		f.Close()
-		return fmt.Errorf("%s: %v", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Close()
 }

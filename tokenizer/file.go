@@ -52,14 +52,14 @@ func LoadSize(path string, vocabSize int) (*Tokenizer, error) {
 func OpenRegular(path string) (*os.File, int64, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("tokenizer: %v", err)
+		return nil, 0, fmt.Errorf("tokenizer: %w", err)
 	}
 	if !st.Mode().IsRegular() {
 		return nil, 0, fmt.Errorf("tokenizer: %s is not a regular file", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("tokenizer: %v", err)
+		return nil, 0, fmt.Errorf("tokenizer: %w", err)
 	}
 	return f, st.Size(), nil
 }
@@ -74,7 +74,7 @@ func ReadHead(path string, n int) ([]byte, error) {
 	buf := make([]byte, min(int64(n), size))
 	k, err := io.ReadFull(f, buf)
 	if err != nil && err != io.ErrUnexpectedEOF {
-		return nil, fmt.Errorf("tokenizer: %s: %v", path, err)
+		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
 	}
 	return buf[:k], nil
 }
@@ -89,7 +89,7 @@ func ReadFile(path string) ([]byte, error) {
 	defer f.Close()
 	data := make([]byte, size)
 	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, fmt.Errorf("tokenizer: %s: %v", path, err)
+		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
 	}
 	return data, nil
 }
@@ -170,7 +170,7 @@ func (t *Tokenizer) Save(path string) error {
 		return err
 	}
 	if err := atomicfile.Write(path, data, 0o644); err != nil {
-		return fmt.Errorf("tokenizer: %v", err)
+		return fmt.Errorf("tokenizer: %w", err)
 	}
 	return nil
 }

@@ -139,7 +139,7 @@ func readPieces(r io.Reader, chunk int, fn func(piece []byte, first bool, read i
 			if err == io.EOF {
 				eof = true
 			} else if err != nil {
-				return fmt.Errorf("tokenizer: reading the text: %v", err)
+				return fmt.Errorf("tokenizer: reading the text: %w", err)
 			}
 		}
 		cut := len(buf)

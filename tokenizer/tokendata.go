@@ -48,7 +48,7 @@ func OpenTokens(path string, vocabSize int) (*TokenData, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		entries, err := os.ReadDir(path)
 		if err != nil {
-			return nil, fmt.Errorf("tokenizer: %v", err)
+			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
 		paths = paths[:0]
 		for _, e := range entries {
@@ -82,7 +82,7 @@ func (d *TokenData) add(path string, vocabSize int) error {
 	}
 	head := make([]byte, min(size, 4096))
 	if _, err := f.ReadAt(head, 0); err != nil {
-		return fmt.Errorf("tokenizer: %s: %v", path, err)
+		return fmt.Errorf("tokenizer: %s: %w", path, err)
 	}
 	if LooksLikeText(head) {
 		return fmt.Errorf("tokenizer: %s reads as text (it is read as uint16 token ids because its name ends in .bin or it is in a folder of token files): give it a name not ending in .bin, or encode it first (anestar tokenize)", path)
@@ -163,13 +163,13 @@ func (d *TokenData) ReadFloat32(off int64, dst []float32) error {
 		s := d.shards[i]
 		f, err := os.Open(s.path)
 		if err != nil {
-			return fmt.Errorf("tokenizer: %v (the token data changed since it was opened?)", err)
+			return fmt.Errorf("tokenizer: %w (the token data changed since it was opened?)", err)
 		}
 		for at := off - s.start; at < s.n && len(dst) > 0; {
 			k := min(int64(len(buf)/2), s.n-at, int64(len(dst)))
 			if _, err := f.ReadAt(buf[:2*k], 2*at); err != nil {
 				f.Close()
-				return fmt.Errorf("tokenizer: %s: offset %d: %v (the file changed since it was opened?)", s.path, 2*at, err)
+				return fmt.Errorf("tokenizer: %s: offset %d: %w (the file changed since it was opened?)", s.path, 2*at, err)
 			}
 			for j := range k {
 				id := binary.LittleEndian.Uint16(buf[2*j:])

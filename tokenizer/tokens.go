@@ -42,7 +42,7 @@ func SaveTokens(path string, ids []int, vocabSize int) error {
 		return err
 	}
 	if err := atomicfile.Write(path, data, 0o644); err != nil {
-		return fmt.Errorf("tokenizer: %v", err)
+		return fmt.Errorf("tokenizer: %w", err)
 	}
 	return nil
 }
@@ -52,7 +52,7 @@ func SaveTokens(path string, ids []int, vocabSize int) error {
 func ParseTokens(data []byte, vocabSize int) ([]int, error) {
 	ids, err := parseTokens(data, vocabSize)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %v", err)
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	return ids, nil
 }
@@ -83,7 +83,7 @@ func LoadTokens(path string, vocabSize int) ([]int, error) {
 	}
 	ids, err := parseTokens(data, vocabSize)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %s: %v", path, err)
+		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
 	}
 	return ids, nil
 }
@@ -143,7 +143,7 @@ func scanTokens(f *os.File, path string, size int64, vocabSize int, visit func(i
 	for off := int64(0); off < size; {
 		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
 		if err != nil && !(err == io.EOF && off+int64(n) == size) {
-			return fmt.Errorf("tokenizer: %s: offset %d: %v (the file changed while read?)", path, off, err)
+			return fmt.Errorf("tokenizer: %s: offset %d: %w (the file changed while read?)", path, off, err)
 		}
 		if head == nil {
 			head = append([]byte(nil), buf[:min(n, 4096)]...)

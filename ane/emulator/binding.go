@@ -143,19 +143,19 @@ func (k *Kernel) Bind() (ane.Binding, error) {
 	b := &Binding{k: k}
 	fail := func(err error) (ane.Binding, error) {
 		k.ar.rec.give(nil, b.release())
-		return nil, fmt.Errorf("emulator: bind: %v", err)
+		return nil, fmt.Errorf("emulator: bind: %w", err)
 	}
 	for _, s := range k.ins {
 		ns, err := b.newSurface(k.ar.rec, s.Name(), s.Type())
 		if err != nil {
-			return fail(fmt.Errorf("input %s: %v", s.Name(), err))
+			return fail(fmt.Errorf("input %s: %w", s.Name(), err))
 		}
 		b.ins = append(b.ins, ns)
 	}
 	for _, s := range k.outs {
 		ns, err := b.newSurface(k.ar.rec, s.Name(), s.Type())
 		if err != nil {
-			return fail(fmt.Errorf("output %s: %v", s.Name(), err))
+			return fail(fmt.Errorf("output %s: %w", s.Name(), err))
 		}
 		b.outs = append(b.outs, ns)
 	}

@@ -55,13 +55,14 @@ type compiler struct {
 	constT      map[string]*tensor   // the constants decoded (or given), by name
 }
 
-// errorf returns an error that names op's MIL position, kind and first result.
+// opErr returns an error that names op's MIL position, kind and first result, then format (which may
+// wrap an error with %w).
 func opErr(op *mil.Op, format string, args ...any) error {
 	name := ""
 	if len(op.Results) > 0 && op.Results[0] != nil {
 		name = op.Results[0].Name
 	}
-	return fmt.Errorf("%s: %s %q: %s", op.Pos, op.Kind, name, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s: %s %q: "+format, append([]any{op.Pos, op.Kind, name}, args...)...)
 }
 
 // unsupported is the error of an op the emulator has no implementation of; it wraps
@@ -236,7 +237,7 @@ func constTensorIn(name string, v *mil.Value, w mil.Weights, alloc func(n int) [
 		data, err = v.Float32s(w)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", v.Pos, err)
+		return nil, fmt.Errorf("%s: %w", v.Pos, err)
 	}
 	if len(data) != v.Type.NumElements() {
 		return nil, fmt.Errorf("%s: %s holds %d values, want %d", v.Pos, v.Type, len(data), v.Type.NumElements())
@@ -273,7 +274,7 @@ func decodeF16Blob(v *mil.Value, w mil.Weights, alloc func(n int) []float32) ([]
 		data = make([]float32, n)
 	}
 	if err := half.DecodeF16(data, raw); err != nil {
-		return nil, fmt.Errorf("weight file %q offset %d: %v", b.Path, b.Offset, err)
+		return nil, fmt.Errorf("weight file %q offset %d: %w", b.Path, b.Offset, err)
 	}
 	return data, nil
 }

@@ -100,7 +100,7 @@ func (t *transfer) convert(p ioPiece) {
 func (t *transfer) run() error {
 	mem := t.surf.Memory()
 	if err := mem.Lock(t.read); err != nil {
-		return fmt.Errorf("surface %q: lock: %v", t.surf.Name(), err)
+		return fmt.Errorf("surface %q: lock: %w", t.surf.Name(), err)
 	}
 	t.buf = mem.Bytes()
 	var err error
@@ -111,7 +111,7 @@ func (t *transfer) run() error {
 	}
 	t.buf = nil
 	if uerr := mem.Unlock(t.read); uerr != nil && err == nil {
-		err = fmt.Errorf("surface %q: unlock: %v", t.surf.Name(), uerr)
+		err = fmt.Errorf("surface %q: unlock: %w", t.surf.Name(), uerr)
 	}
 	return err
 }

@@ -100,7 +100,7 @@ func (c *compiler) kernel() (*Kernel, error) {
 		}
 		s, err := c.surface(len(k.ins), true, in.Name, in.Type)
 		if err != nil {
-			return nil, fmt.Errorf("%s: input %s: %v", in.Pos, in.Name, err)
+			return nil, fmt.Errorf("%s: input %s: %w", in.Pos, in.Name, err)
 		}
 		// Read in place (alias.go), or filled from the surface at the start of each Eval: shared scratch.
 		data := c.aliasInput(s)
@@ -178,7 +178,7 @@ func (c *compiler) kernel() (*Kernel, error) {
 		typ := mil.Tensor(t.dtype, t.shape...)
 		s, err := c.surface(len(k.outs), false, ref.Name, typ)
 		if err != nil {
-			return nil, fmt.Errorf("%s: output %s: %v", ref.Pos, ref.Name, err)
+			return nil, fmt.Errorf("%s: output %s: %w", ref.Pos, ref.Name, err)
 		}
 		k.outs = append(k.outs, s)
 		k.outT = append(k.outT, t)
@@ -293,7 +293,7 @@ func (k *Kernel) run(ctx context.Context, n int) error {
 		s := &k.steps[i]
 		if s.run != nil {
 			if err := s.run(); err != nil {
-				return fmt.Errorf("emulator: eval %d: %w", n, opErr(s.op, "%v", err))
+				return fmt.Errorf("emulator: eval %d: %w", n, opErr(s.op, "%w", err))
 			}
 		}
 		if k.fp16 {

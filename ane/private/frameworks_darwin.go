@@ -105,7 +105,7 @@ func loadDriver() (driver, error) {
 func loadFrameworks() (*frameworks, error) {
 	version, err := syscall.Sysctl("kern.osproductversion")
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the macOS version (sysctl kern.osproductversion): %v", err)
+		return nil, fmt.Errorf("cannot read the macOS version (sysctl kern.osproductversion): %w", err)
 	}
 	if err := macOSReason(version); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func (m *surfaceMemory) Lock(readOnly bool) error {
 		return fmt.Errorf("surface %q: %w", m.name, ane.ErrClosed)
 	}
 	if err := m.s.lock(readOnly); err != nil {
-		return fmt.Errorf("surface %q: %v", m.name, err)
+		return fmt.Errorf("surface %q: %w", m.name, err)
 	}
 	m.active++
 	return nil
@@ -47,7 +47,7 @@ func (m *surfaceMemory) Unlock(readOnly bool) error {
 	m.active--
 	m.freeIfDone()
 	if err != nil {
-		return fmt.Errorf("surface %q: %v", m.name, err)
+		return fmt.Errorf("surface %q: %w", m.name, err)
 	}
 	return nil
 }

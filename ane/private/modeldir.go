@@ -28,7 +28,7 @@ func modelDir(tmp, hex string) (string, error) {
 // sees a partial file.
 func stageModel(dir string, milText []byte, files []weightFile) error {
 	if err := os.MkdirAll(filepath.Join(dir, "weights"), 0o755); err != nil {
-		return fmt.Errorf("model directory: %v", err)
+		return fmt.Errorf("model directory: %w", err)
 	}
 	if err := atomicfile.Write(filepath.Join(dir, milFileName), milText, 0o644); err != nil {
 		return err
@@ -36,10 +36,10 @@ func stageModel(dir string, milText []byte, files []weightFile) error {
 	for _, f := range files {
 		name := filepath.Join(dir, filepath.FromSlash(f.rel))
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			return fmt.Errorf("weight file %q: %v", f.key, err)
+			return fmt.Errorf("weight file %q: %w", f.key, err)
 		}
 		if err := atomicfile.Write(name, f.data, 0o644); err != nil {
-			return fmt.Errorf("weight file %q: %v", f.key, err)
+			return fmt.Errorf("weight file %q: %w", f.key, err)
 		}
 	}
 	return nil
@@ -76,7 +76,7 @@ func (d *dirUsers) release(dir string) error {
 	}
 	delete(d.n, dir)
 	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("model directory: %v", err)
+		return fmt.Errorf("model directory: %w", err)
 	}
 	return nil
 }

@@ -123,7 +123,7 @@ func milRun(file string, o milRunOptions, stdout, stderr io.Writer) error {
 			delete(given, s.Name())
 			a, err := npy.ReadFile(path)
 			if err != nil {
-				return fmt.Errorf("input %s: %v", s.Name(), err)
+				return fmt.Errorf("input %s: %w", s.Name(), err)
 			}
 			if !slices.Equal(squeeze(a.Shape), squeeze(s.Type().Shape)) {
 				return fmt.Errorf("input %s: %s holds shape %v (%d values), the input is %s: want that shape (dims of 1 may be left out)", s.Name(), path, a.Shape, len(a.Data), s.Type())
@@ -209,16 +209,16 @@ func loadWeights(p *mil.Program, dir string) (mil.Weights, error) {
 				}
 				rel, err := mil.WeightFileRel(path)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %v", a.Pos, err)
+					return nil, fmt.Errorf("%s: %w", a.Pos, err)
 				}
 				// Links are resolved before the check: a link in the folder cannot reach a file outside it.
 				full, err := safefile.Within(dir, filepath.FromSlash(rel))
 				if err != nil {
-					return nil, fmt.Errorf("%s: weight file %q: %v", a.Pos, path, err)
+					return nil, fmt.Errorf("%s: weight file %q: %w", a.Pos, path, err)
 				}
 				data, err := safefile.ReadFile(full, 0)
 				if err != nil {
-					return nil, fmt.Errorf("%s: weight file %q: %v", a.Pos, path, err)
+					return nil, fmt.Errorf("%s: weight file %q: %w", a.Pos, path, err)
 				}
 				w[path] = data
 			}

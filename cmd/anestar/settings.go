@@ -34,7 +34,7 @@ func checkChip(chip string) error {
 // openBackend opens the backend called name with settings s; in relaxed mode it says so on stderr first.
 func openBackend(name string, s ane.Settings, stderr io.Writer) (ane.Backend, error) {
 	if err := checkChip(s.Chip); err != nil {
-		return nil, fmt.Errorf("--chip: %v", err)
+		return nil, fmt.Errorf("--chip: %w", err)
 	}
 	b, err := ane.Open(name, s)
 	if err != nil {

@@ -255,7 +255,7 @@ func encodeFile(tok *tokenizer.Tokenizer, in, out string, bos bool, stderr io.Wr
 	})
 	prog.clear()
 	if err != nil {
-		return st, fmt.Errorf("writing %s: %v", out, err)
+		return st, fmt.Errorf("writing %s: %w", out, err)
 	}
 	return st, nil
 }
