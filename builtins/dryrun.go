@@ -73,11 +73,6 @@ func varTypes(vs []*mil.Var) string {
 	return s + ")"
 }
 
-// dryCompile is ane.compile in a dry run: it checks the program and its weights, judges it against the
-// hardware's rules (ane.Eligible), records what it checked, and returns a kernel whose surfaces exist but
-// which cannot be evaluated. A program the ANE refuses is recorded, not an error, so that a dry run goes
-// on and lists every kernel's verdict. Nothing reaches the backend, so nothing counts against the compile
-// budget.
 // chip is the chip whose limits the session's programs are checked against: its settings' (Config
 // refuses an unknown name at the start).
 func (s *session) chip() ane.Chip {
@@ -88,6 +83,11 @@ func (s *session) chip() ane.Chip {
 	return c
 }
 
+// dryCompile is ane.compile in a dry run: it checks the program and its weights, judges it against the
+// hardware's rules (ane.Eligible), records what it checked, and returns a kernel whose surfaces exist but
+// which cannot be evaluated. A program the ANE refuses is recorded, not an error, so that a dry run goes
+// on and lists every kernel's verdict. Nothing reaches the backend, so nothing counts against the compile
+// budget.
 func (s *session) dryCompile(thread *starlark.Thread, fn string, prog *mil.Program, w mil.Weights) (ane.Kernel, error) {
 	if err := mil.Check(prog); err != nil {
 		return nil, nameErr(fn, err)
