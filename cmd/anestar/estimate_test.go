@@ -41,6 +41,7 @@ func TestCheckEstimates(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := tourDir(t)
 			script := "scripts/" + c.script + ".star"
+			calibrated := asmBuild && os.Getenv("ANESTAR_BLAS") == "" && os.Getenv("ANESTAR_AMX") == ""
 			for try := 1; ; try++ {
 				mem, step, rss, ms := checkAndRun(t, dir, script, c.sets, c.run)
 				fastest := slices.Min(ms[1:])
@@ -50,8 +51,8 @@ func TestCheckEstimates(t *testing.T) {
 					t.Errorf("memory estimate %.0f MB is %+.0f %% off the run's peak RSS %.0f MB", mem, 100*d, rss/1e6)
 				}
 				r := step / fastest
-				if r <= 2 && r >= 0.5 {
-					break
+				if r <= 2 && r >= 0.5 || !calibrated {
+					break // the step estimate's rates are the assembly kernels' and OpenBLAS's, chosen as a user's run chooses them
 				}
 				if try == 2 { // once more first: a burst of load moves a peak measured in 0.3 s more than a run
 					t.Errorf("step estimate %.0f ms is %.2fx the run's %.0f ms", step, r, fastest)
