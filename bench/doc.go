@@ -1,6 +1,8 @@
 // Package bench holds anestar's whole-program measurements: compare/ runs anestar's training side by side
 // with the project's PyTorch peers, peers/torch_layer.py (the single layer of scripts/train_layer.star)
-// and peers/torch_lm.py (a llama2.c-architecture language model on uint16 token files);
+// and peers/torch_lm.py (a llama2.c-architecture language model on uint16 token files, taking every
+// hyperparameter of scripts/train_lm.star and its wall-time budget), at equal steps or equal wall time
+// and over several seeds paired by seed;
 // compile_layer.star times building and compiling the six kernels of scripts/train_layer.star;
 // lm_kernels.star times the evals of the language model's four kernels; and
 // reliability.sh measures that nothing is lost and nothing is fatal (kills during saves,

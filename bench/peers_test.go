@@ -72,6 +72,41 @@ func TestLayerPeer(t *testing.T) {
 func TestLMPeer(t *testing.T) {
 	needTorch(t)
 	dir := t.TempDir()
+	pattern, bytesOf := lmFiles(t, dir)
+	args := func(steps int) []string { return append(lmSizes(dir), "--steps", strconv.Itoa(steps)) }
+	untrained := peer(t, "torch_lm.py", args(0)...)
+	loss := num(t, untrained, "val_loss")
+	if math.Abs(loss-math.Log(8)) > 0.5 {
+		t.Errorf("untrained val_loss %g, want about ln 8 = %g", loss, math.Log(8))
+	}
+	// Six windows of 17 tokens (the 5 left over are dropped); each predicts its last 16.
+	var nbytes float64
+	for w := range 6 {
+		for i := 1; i < 17; i++ {
+			nbytes += bytesOf[pattern[(w*17+i)%len(pattern)]]
+		}
+	}
+	want := loss * 6 * 16 / math.Ln2 / nbytes
+	if got := num(t, untrained, "val_bpb"); math.Abs(got-want) > 1e-3 {
+		t.Errorf("val_bpb %g, want %g", got, want)
+	}
+	trained := peer(t, "torch_lm.py", args(80)...)
+	if got := num(t, trained, "val_loss"); !(got < 0.5) || num(t, trained, "tokens_per_s") <= 0 {
+		t.Errorf("after 80 steps on a repeating text: %v", trained)
+	}
+}
+
+// lmSizes are the tiny model's arguments, on lmFiles in dir.
+func lmSizes(dir string) []string {
+	return []string{"--train", filepath.Join(dir, "train.bin"), "--val", filepath.Join(dir, "val.bin"),
+		"--tokenizer", filepath.Join(dir, "tok.bin"), "--vocab", "8", "--dim", "32", "--layers", "2",
+		"--heads", "4", "--kv-heads", "2", "--seq", "16", "--batch", "4", "--warmup", "5", "--lr", "3e-3"}
+}
+
+// lmFiles writes the tiny model's files to dir: a tokenizer of 8 pieces, and training and validation
+// tokens repeating a pattern. It returns the pattern and the bytes of each piece.
+func lmFiles(t *testing.T, dir string) ([]uint16, []float64) {
+	t.Helper()
 	// A tokenizer of 8 pieces: <unk>, BOS, EOS, a byte piece, then pieces of 1, 2, 3 and 1 bytes.
 	pieces := []string{"<unk>", "\n<s>\n", "\n</s>\n", "<0x41>", "a", "bc", " de", "f"}
 	bytesOf := []float64{5, 0, 0, 1, 1, 2, 3, 1}
@@ -96,30 +131,63 @@ func TestLMPeer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	args := func(steps int) []string {
-		return []string{"--train", filepath.Join(dir, "train.bin"), "--val", filepath.Join(dir, "val.bin"),
-			"--tokenizer", filepath.Join(dir, "tok.bin"), "--vocab", "8", "--dim", "32", "--layers", "2",
-			"--heads", "4", "--kv-heads", "2", "--seq", "16", "--batch", "4", "--warmup", "5", "--lr", "3e-3",
-			"--steps", strconv.Itoa(steps)}
+	return pattern, bytesOf
+}
+
+// TestLMPeerHyperparameters: every train_lm.star hyperparameter is taken (dropout, min-lr, warmup, betas,
+// weight decay, clip, and train_lm.star's name weight-decay beside wd), changes the run where it should,
+// and values out of range are refused.
+func TestLMPeerHyperparameters(t *testing.T) {
+	needTorch(t)
+	dir := t.TempDir()
+	lmFiles(t, dir)
+	run := func(extra ...string) map[string]any {
+		return peer(t, "torch_lm.py", append(append(lmSizes(dir), "--steps", "30", "--seed", "3"), extra...)...)
 	}
-	untrained := peer(t, "torch_lm.py", args(0)...)
-	loss := num(t, untrained, "val_loss")
-	if math.Abs(loss-math.Log(8)) > 0.5 {
-		t.Errorf("untrained val_loss %g, want about ln 8 = %g", loss, math.Log(8))
+	plain := run()
+	same := run("--dropout", "0", "--beta1", "0.9", "--beta2", "0.95", "--weight-decay", "0.1", "--clip", "1", "--min-lr", "3e-4")
+	if plain["val_loss"] != same["val_loss"] || plain["train_loss"] != same["train_loss"] {
+		t.Errorf("the defaults given explicitly changed the run: %v against %v", same, plain)
 	}
-	// Six windows of 17 tokens (the 5 left over are dropped); each predicts its last 16.
-	var nbytes float64
-	for w := range 6 {
-		for i := 1; i < 17; i++ {
-			nbytes += bytesOf[pattern[(w*17+i)%len(pattern)]]
+	for _, hp := range [][]string{{"--dropout", "0.2"}, {"--min-lr", "3e-5"}, {"--warmup", "20"}, {"--beta1", "0.5"},
+		{"--beta2", "0.99"}, {"--wd", "0.5"}, {"--weight-decay", "0.5"}, {"--clip", "0.05"}} {
+		got := run(hp...)
+		if got["train_loss"] == plain["train_loss"] {
+			t.Errorf("%v did not change the run: train_loss %v", hp, got["train_loss"])
+		}
+		if v := num(t, got, "val_loss"); !(v < math.Log(8)) {
+			t.Errorf("%v: val_loss %g after 30 steps, no better than a uniform guess", hp, v)
 		}
 	}
-	want := loss * 6 * 16 / math.Ln2 / nbytes
-	if got := num(t, untrained, "val_bpb"); math.Abs(got-want) > 1e-3 {
-		t.Errorf("val_bpb %g, want %g", got, want)
+	for _, bad := range [][]string{{"--dropout", "1"}, {"--beta2", "-1"}, {"--min-lr", "nan"}, {"--budget", "-5"}} {
+		cmd := exec.Command(python, append([]string{filepath.Join("peers", "torch_lm.py")}, append(lmSizes(dir), bad...)...)...)
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("%v accepted:\n%s", bad, out)
+		}
 	}
-	trained := peer(t, "torch_lm.py", args(80)...)
-	if got := num(t, trained, "val_loss"); !(got < 0.5) || num(t, trained, "tokens_per_s") <= 0 {
-		t.Errorf("after 80 steps on a repeating text: %v", trained)
+}
+
+// TestLMPeerBudget: with --budget the run trains for about that wall time, whatever --steps says, and
+// its schedule, laid over the steps that fit, ends near min-lr; a budget shorter than a step is an error.
+func TestLMPeerBudget(t *testing.T) {
+	needTorch(t)
+	dir := t.TempDir()
+	lmFiles(t, dir)
+	const budget, minLR = 1.5, 3e-4
+	rec := peer(t, "torch_lm.py", append(lmSizes(dir), "--steps", "3", "--budget", strconv.FormatFloat(budget, 'g', -1, 64),
+		"--min-lr", strconv.FormatFloat(minLR, 'g', -1, 64), "--eval-every", "10")...)
+	steps, wall := num(t, rec, "steps"), num(t, rec, "wall_s")
+	if steps <= 10 || num(t, rec, "budget") != budget {
+		t.Errorf("%v: want well over --steps 3 steps in %g s", rec, budget)
+	}
+	if wall > budget*1.1 || wall < budget*0.5 {
+		t.Errorf("trained for %g s of a %g s budget", wall, budget)
+	}
+	if lr := num(t, rec, "last_lr"); !(lr >= minLR && lr < minLR+0.2*(3e-3-minLR)) {
+		t.Errorf("last step's lr %g: want the cosine near its floor %g at the budget's end", lr, minLR)
+	}
+	cmd := exec.Command(python, append([]string{filepath.Join("peers", "torch_lm.py")}, append(lmSizes(dir), "--budget", "1e-6")...)...)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "shorter than one step") {
+		t.Errorf("--budget 1e-6: %v\n%s", err, out)
 	}
 }

@@ -31,7 +31,7 @@ func setup(c *config) (tmp string, modes []string, err error) {
 		cmd := exec.Command("go", "build", "-o", c.anestar, "./cmd/anestar")
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		if err := cmd.Run(); err != nil {
-			return tmp, nil, fmt.Errorf("go build: %v", err)
+			return tmp, nil, fmt.Errorf("go build: %w", err)
 		}
 	}
 	return tmp, modes, nil
@@ -127,7 +127,7 @@ func runAnestar(c config, bin, script, tmp, timeV, mode string, params map[strin
 func metricsMedian(path string, accum int) (float64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("metrics: %v (does the script take --set metrics=PATH?)", err)
+		return 0, fmt.Errorf("metrics: %w (does the script take --set metrics=PATH?)", err)
 	}
 	defer f.Close()
 	var all, rest []float64
@@ -138,7 +138,7 @@ func metricsMedian(path string, accum int) (float64, error) {
 			MS   float64 `json:"ms"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return 0, fmt.Errorf("metrics %s: %v", path, err)
+			return 0, fmt.Errorf("metrics %s: %w", path, err)
 		}
 		all = append(all, rec.MS)
 		if accum <= 1 || rec.Step%accum != 0 {

@@ -13,11 +13,13 @@ import (
 )
 
 // compareLM is -mode lm: the language-model peer (and -base-peer) on the same token files, alternately.
-// Every run takes the same arguments; rep i runs with seed -seed+i-1 on every side, so that the paired
-// differences of the validation loss measure one implementation against another, not two draws.
+// Every run takes the same arguments; rep i runs with the i-th seed (lmSeeds) on every side, so that the
+// paired differences of the validation loss measure one implementation against another, not two draws.
+// Each run trains -steps steps, or with -budget for that many seconds of wall time; on train_lm.star's
+// defaults given to both sides, or on each side's own (-defaults, lmParams).
 //
 // Another trainer joins as one more run: a func(rep) that trains at the same settings and seed and
-// returns its result (ms, tokensS, valLoss, valBPB); anestar's scripts/train_lm.star is meant to join so.
+// returns its result (ms, tokensS, valLoss, valBPB, steps); anestar's scripts/train_lm.star joins so.
 func compareLM(c config) error {
 	if c.train == "" || c.val == "" {
 		return fmt.Errorf("-mode lm needs -train and -val token files (uint16 .bin; bench/peers/torch_lm.py says how they are read)")
@@ -25,6 +27,21 @@ func compareLM(c config) error {
 	if c.threads == "" {
 		c.threads = "1"
 	}
+	if !(c.budget >= 0 && c.budget < 1e12) {
+		return fmt.Errorf("-budget %v: seconds of wall time per run, 0 for none (train -steps steps)", c.budget)
+	}
+	if c.steps < 0 {
+		return fmt.Errorf("-steps %d: may not be negative", c.steps)
+	}
+	own, err := ownDefaults(c.defaults, c.budget)
+	if err != nil {
+		return err
+	}
+	seeds, err := lmSeeds(c.seeds, c.seed, c.reps)
+	if err != nil {
+		return err
+	}
+	c.seedList, c.reps = seeds, len(seeds)
 	tmp, modes, err := setup(&c)
 	defer os.RemoveAll(tmp)
 	if err != nil {
@@ -33,7 +50,7 @@ func compareLM(c config) error {
 	if c.script == layerScript {
 		c.script = lmScript
 	}
-	params := lmParams(c.sets)
+	params := lmParams(c.sets, own)
 	args, err := lmArgs(params)
 	if err != nil {
 		return err
@@ -42,7 +59,7 @@ func compareLM(c config) error {
 	var runs []run
 	for _, m := range modes {
 		runs = append(runs, run{"anestar " + m, func(rep int) (result, error) {
-			return runLMAnestar(c, c.anestar, c.script, "anestar", tmp, tv, m, params, c.seed+rep)
+			return runLMAnestar(c, c.anestar, c.script, "anestar", tmp, tv, m, params, seeds[rep])
 		}})
 		if c.base != "" {
 			script := c.script
@@ -50,14 +67,14 @@ func compareLM(c config) error {
 				script = c.baseScript
 			}
 			runs = append(runs, run{"base " + m, func(rep int) (result, error) {
-				return runLMAnestar(c, c.base, script, "base", tmp, tv, m, params, c.seed+rep)
+				return runLMAnestar(c, c.base, script, "base", tmp, tv, m, params, seeds[rep])
 			}})
 		}
 	}
 	for _, p := range peerScripts(c, lmPeer) {
 		for _, t := range strings.Split(c.threads, ",") {
 			t := strings.TrimSpace(t)
-			runs = append(runs, run{p.label + " " + t + "t", func(rep int) (result, error) { return runLMPeer(c, p.path, tv, t, args, c.seed+rep) }})
+			runs = append(runs, run{p.label + " " + t + "t", func(rep int) (result, error) { return runLMPeer(c, p.path, tv, t, args, seeds[rep]) }})
 		}
 	}
 	if len(runs) == 0 {
@@ -65,30 +82,94 @@ func compareLM(c config) error {
 	}
 	runs = withCores(c.cores, runs)
 	all, err := alternate(c.reps, runs, func(r result) string {
-		return fmt.Sprintf("%8.1f ms/step %9.0f tok/s  val_loss %.4f  val_bpb %.4f  rss %5.0f MB", r.ms, r.tokensS, r.valLoss, r.valBPB, r.rssKB/1024)
+		return fmt.Sprintf("seed %-3d %5d steps %8.1f ms/step %9.0f tok/s  val_loss %.4f  val_bpb %.4f  rss %5.0f MB",
+			r.seed, r.steps, r.ms, r.tokensS, r.valLoss, r.valBPB, r.rssKB/1024)
 	})
 	if err != nil {
 		return err
 	}
-	reportLM(c, runs, all)
-	return nil
+	return reportLM(c, own, runs, all)
 }
 
-// lmDefaults are train_lm.star's defaults of the settings both sides take, given to both (the peer's
-// own defaults differ), so that the same model trains on each side unless -set says otherwise.
-var lmDefaults = []string{"vocab=1024", "dim=256", "layers=4", "heads=4", "kv_heads=4", "hidden=704", "seq=128",
-	"batch=8", "lr=1.5e-3", "min_lr=1.5e-4", "warmup=100"}
+// lmSizes are train_lm.star's default sizes of the model and its batch, given to both sides always (the
+// peer's own defaults differ), so that the same model trains on each side unless -set says otherwise.
+var lmSizes = []string{"vocab=1024", "dim=256", "layers=4", "heads=4", "kv_heads=4", "hidden=704", "seq=128", "batch=8"}
 
-// lmParams is lmDefaults overridden by -set.
-func lmParams(ss sets) sets {
+// lmHyper are train_lm.star's default training hyperparameters, given to both sides with -defaults
+// shared, but dropout 0 (the script's default is 0.1): dropout draws its masks differently on each side,
+// and the equal-steps comparison is of the same deterministic computation. -set dropout=0.1 gives both
+// the script's.
+var lmHyper = []string{"lr=1.5e-3", "min_lr=1.5e-4", "warmup=100", "weight_decay=0.1", "clip=1.0", "dropout=0.0"}
+
+// ownDefaults reads -defaults: "shared" (false) gives train_lm.star's hyperparameters to both sides,
+// "own" (true) leaves each side its own; "" is own with a budget and shared without.
+func ownDefaults(d string, budget float64) (bool, error) {
+	switch d {
+	case "":
+		return budget > 0, nil
+	case "shared":
+		return false, nil
+	case "own":
+		return true, nil
+	}
+	return false, fmt.Errorf("-defaults %q: want shared (train_lm.star's hyperparameters given to both sides) or own (each side's own)", d)
+}
+
+// lmParams is what both sides are given: lmSizes, with lmHyper unless own, each overridden by -set,
+// then -set's in order.
+func lmParams(ss sets, own bool) sets {
+	defs := lmSizes
+	if !own {
+		defs = append(slices.Clone(lmSizes), lmHyper...)
+	}
 	out := sets{}
-	for _, d := range lmDefaults {
+	for _, d := range defs {
 		k, _, _ := strings.Cut(d, "=")
 		if !slices.ContainsFunc(ss, func(s string) bool { return strings.HasPrefix(s, k+"=") }) {
 			out = append(out, d)
 		}
 	}
 	return append(out, ss...)
+}
+
+// lmSeeds is the seeds of the reps: -seeds when given (comma-separated seeds and ranges a..b, each once),
+// else reps seeds from first on.
+func lmSeeds(list string, first, reps int) ([]int, error) {
+	if strings.TrimSpace(list) == "" {
+		if reps < 1 {
+			return nil, fmt.Errorf("-reps %d: want at least 1", reps)
+		}
+		out := make([]int, reps)
+		for i := range out {
+			out[i] = first + i
+		}
+		return out, nil
+	}
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		lo, hi, isRange := strings.Cut(f, "..")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil {
+			return nil, fmt.Errorf("-seeds %q: %q is not a seed (want a list such as 1,2,3 or 1..4)", list, f)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil || b < a {
+				return nil, fmt.Errorf("-seeds %q: %q is not a range a..b with a <= b", list, f)
+			}
+		}
+		if b-a >= 10000 || len(out) > 10000 {
+			return nil, fmt.Errorf("-seeds %q: more than 10000 seeds", list)
+		}
+		for s := a; s <= b; s++ {
+			if slices.Contains(out, s) {
+				return nil, fmt.Errorf("-seeds %q: seed %d twice (the runs are paired by seed)", list, s)
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // lmPeerNames are the peer's names of script parameters that differ.
@@ -111,8 +192,9 @@ func lmArgs(ss sets) ([]string, error) {
 }
 
 // runLMAnestar trains with binary bin and the LM script (modes fp16, fp32 as --fp32) on the same token
-// files and seed, and reads its metrics: the median ms and tokens/s of the steps after the first three
-// (the peer leaves out as many) and the final validation loss. label tells its metrics file apart.
+// files and seed, for -steps steps or with -budget its budget, and reads its metrics: the steps trained,
+// the median ms and tokens/s of the steps after the first three (the peer leaves out as many) and the
+// final validation loss. label tells its metrics file apart. It writes no checkpoint.
 func runLMAnestar(c config, bin, script, label, tmp, timeV, mode string, params sets, seed int) (result, error) {
 	metrics := filepath.Join(tmp, fmt.Sprintf("lm-%s-%s-%d.jsonl", label, mode, seed))
 	argv := []string{bin, "run", script, "--quiet"}
@@ -121,8 +203,10 @@ func runLMAnestar(c config, bin, script, label, tmp, timeV, mode string, params 
 	}
 	q := strconv.Quote // strings as Starlark literals
 	set := []string{"data=" + q(c.train), "val_data=" + q(c.val), "steps=" + strconv.Itoa(c.steps),
-		"seed=" + strconv.Itoa(seed), "metrics=" + q(metrics), `ckpt=""`, "eval_every=0",
-		"dropout=0.0"} // the peer has no dropout: the same model trains on both sides
+		"seed=" + strconv.Itoa(seed), "metrics=" + q(metrics), `ckpt=""`, `best=""`, "eval_every=0"}
+	if c.budget > 0 {
+		set = append(set, "budget="+strconv.FormatFloat(c.budget, 'g', -1, 64))
+	}
 	if c.tok != "" {
 		set = append(set, "tokenizer="+q(c.tok))
 	}
@@ -135,11 +219,11 @@ func runLMAnestar(c config, bin, script, label, tmp, timeV, mode string, params 
 	}
 	f, err := os.Open(metrics)
 	if err != nil {
-		return result{}, fmt.Errorf("metrics: %v", err)
+		return result{}, fmt.Errorf("metrics: %w", err)
 	}
 	defer f.Close()
 	var ms, tok []float64
-	r := result{rssKB: rss}
+	r := result{rssKB: rss, seed: seed}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var rec struct {
@@ -149,7 +233,7 @@ func runLMAnestar(c config, bin, script, label, tmp, timeV, mode string, params 
 			ValBPB  float64  `json:"val_bpb"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return result{}, fmt.Errorf("metrics %s: %v", metrics, err)
+			return result{}, fmt.Errorf("metrics %s: %w", metrics, err)
 		}
 		if rec.MS != nil {
 			ms, tok = append(ms, *rec.MS), append(tok, rec.TokS)
@@ -161,14 +245,22 @@ func runLMAnestar(c config, bin, script, label, tmp, timeV, mode string, params 
 	if len(ms) == 0 {
 		return result{}, fmt.Errorf("metrics %s: no steps recorded", metrics)
 	}
+	if err := sc.Err(); err != nil {
+		return result{}, fmt.Errorf("metrics %s: %w", metrics, err)
+	}
 	skip := min(3, len(ms)-1)
-	r.ms, r.tokensS = median(ms[skip:]), median(tok[skip:])
+	r.ms, r.tokensS, r.steps = median(ms[skip:]), median(tok[skip:]), len(ms)
 	return r, nil
 }
 
+// runLMPeer runs the LM peer script peer on the same token files and seed, for -steps steps or with
+// -budget its --budget, with args (lmArgs) and torch threads.
 func runLMPeer(c config, peer, timeV, threads string, args []string, seed int) (result, error) {
 	argv := []string{c.python, peer, "--train", c.train, "--val", c.val, "--steps", strconv.Itoa(c.steps),
 		"--threads", threads, "--seed", strconv.Itoa(seed)}
+	if c.budget > 0 {
+		argv = append(argv, "--budget", strconv.FormatFloat(c.budget, 'g', -1, 64))
+	}
 	if c.tok != "" {
 		argv = append(argv, "--tokenizer", c.tok)
 	}
@@ -177,23 +269,32 @@ func runLMPeer(c config, peer, timeV, threads string, args []string, seed int) (
 	if err != nil {
 		return result{}, err
 	}
-	r := result{ms: rec.MS, tokensS: rec.TokS, valLoss: rec.ValLoss, rssKB: rss}
+	r := result{ms: rec.MS, tokensS: rec.TokS, valLoss: rec.ValLoss, rssKB: rss, seed: seed, steps: rec.Steps}
 	if rec.ValBPB != nil {
 		r.valBPB = *rec.ValBPB
 	}
 	return r, nil
 }
 
-// reportLM prints each run's median speed and the mean and spread of its final losses, then, for every
-// run after the first, its paired difference from the first (same seeds).
-func reportLM(c config, runs []run, all map[string][]result) {
-	fmt.Printf("\n%d reps (seeds %d..%d), %d steps each, %v\n", c.reps, c.seed, c.seed+c.reps-1, c.steps, []string(c.sets))
+// reportLM prints each run's median speed and steps and the mean and spread of its final losses, the
+// val_bpb of every seed, then, for every run after the first, its difference from the first paired by
+// seed. It fails when a run lacks a seed another has (no pairs to make).
+func reportLM(c config, own bool, runs []run, all map[string][]result) error {
+	what := fmt.Sprintf("equal steps: %d steps per run", c.steps)
+	if c.budget > 0 {
+		what = fmt.Sprintf("equal wall time: %g s of training per run (compile and the final validation outside it), steps as each run fitted", c.budget)
+	}
+	hp := "train_lm.star's hyperparameters given to both (dropout 0 unless -set)"
+	if own {
+		hp = "each side on its own default hyperparameters (scripts/train_lm.star's, bench/peers/torch_lm.py's) but for -set"
+	}
+	fmt.Printf("\n%s; seeds %s; %s; given to both: %v\n", what, seedsString(c.seedList), hp, []string(lmParams(c.sets, own)))
 	var names []string
 	for _, r := range runs {
 		names = append(names, r.name)
 	}
 	best := peerBest(names, all)
-	fmt.Printf("%-28s %10s %10s %18s %18s %8s %8s\n", "run", "ms/step", "tok/s", "val_loss", "val_bpb", "peak MB", "vs peer")
+	fmt.Printf("%-28s %7s %10s %10s %18s %18s %8s %8s\n", "run", "steps", "ms/step", "tok/s", "val_loss", "val_bpb", "peak MB", "vs peer")
 	for _, r := range runs {
 		rs := all[r.name]
 		lm, ls := meanSD(rs, func(r result) float64 { return r.valLoss })
@@ -207,31 +308,121 @@ func reportLM(c config, runs []run, all map[string][]result) {
 		if b := best[coreGroup(r.name)]; b.ms > 0 {
 			ratio = fmt.Sprintf("%.2fx", ms/b.ms)
 		}
-		fmt.Printf("%-28s %10.1f %10.0f %10.4f ± %.4f %s %8.0f %8s\n", r.name, ms, med(rs, func(r result) float64 { return r.tokensS }),
-			lm, ls, bpb, med(rs, func(r result) float64 { return r.rssKB })/1024, ratio)
+		fmt.Printf("%-28s %7.0f %10.1f %10.0f %10.4f ± %.4f %s %8.0f %8s\n", r.name, med(rs, func(r result) float64 { return float64(r.steps) }),
+			ms, med(rs, func(r result) float64 { return r.tokensS }), lm, ls, bpb, med(rs, func(r result) float64 { return r.rssKB })/1024, ratio)
 	}
 	printBest(best)
+	key, label := func(r result) float64 { return r.valBPB }, "val_bpb"
+	if c.tok == "" {
+		key, label = func(r result) float64 { return r.valLoss }, "val_loss"
+	}
+	fmt.Printf("%s by seed (steps trained):\n  %-6s", label, "seed")
+	for _, n := range names {
+		fmt.Printf(" %22s", n)
+	}
+	fmt.Println()
+	for _, seed := range c.seedList {
+		fmt.Printf("  %-6d", seed)
+		for _, n := range names {
+			cell := "-"
+			for _, r := range all[n] {
+				if r.seed == seed {
+					cell = fmt.Sprintf("%.4f (%d)", key(r), r.steps)
+				}
+			}
+			fmt.Printf(" %22s", cell)
+		}
+		fmt.Println()
+	}
 	if len(runs) < 2 {
-		return
+		return nil
 	}
 	first := all[runs[0].name]
-	fmt.Printf("paired by seed, against %s (mean difference ± its standard error; ms/step ratio of medians):\n", runs[0].name)
+	fmt.Printf("paired by seed, each run minus %s: mean difference ± its standard error (the differences' sd; seeds where the run is lower); ratios of medians\n", runs[0].name)
 	for _, r := range runs[1:] {
 		rs := all[r.name]
-		d := make([]result, len(rs))
-		for i := range rs {
-			d[i] = result{valLoss: rs[i].valLoss - first[i].valLoss, valBPB: rs[i].valBPB - first[i].valBPB}
+		dl, err := pairedDiff(first, rs, func(r result) float64 { return r.valLoss })
+		if err != nil {
+			return fmt.Errorf("%s against %s: %w", r.name, runs[0].name, err)
 		}
-		lm, ls := meanSD(d, func(r result) float64 { return r.valLoss })
-		bm, bs := meanSD(d, func(r result) float64 { return r.valBPB })
-		n := math.Sqrt(float64(len(d)))
-		bpb := fmt.Sprintf("  val_bpb %+.4f ± %.4f", bm, bs/n)
-		if c.tok == "" {
-			bpb = ""
+		bpb := ""
+		if c.tok != "" {
+			db, err := pairedDiff(first, rs, func(r result) float64 { return r.valBPB })
+			if err != nil {
+				return fmt.Errorf("%s against %s: %w", r.name, runs[0].name, err)
+			}
+			bpb = "  val_bpb " + db.String()
 		}
-		fmt.Printf("  %-20s val_loss %+.4f ± %.4f%s  ms/step %.2fx\n", r.name, lm, ls/n, bpb,
-			med(rs, func(r result) float64 { return r.ms })/med(first, func(r result) float64 { return r.ms }))
+		fmt.Printf("  %-20s val_loss %s%s  ms/step %.2fx  steps %.2fx\n", r.name, dl.String(), bpb,
+			med(rs, func(r result) float64 { return r.ms })/med(first, func(r result) float64 { return r.ms }),
+			med(rs, func(r result) float64 { return float64(r.steps) })/max(med(first, func(r result) float64 { return float64(r.steps) }), 1))
 	}
+	return nil
+}
+
+// seedsString writes seeds as a list, a run of consecutive ones as a..b.
+func seedsString(seeds []int) string {
+	var parts []string
+	for i := 0; i < len(seeds); {
+		j := i
+		for j+1 < len(seeds) && seeds[j+1] == seeds[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d..%d", seeds[i], seeds[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(seeds[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// A diff is a paired difference of one figure: other minus base over the seeds both ran.
+type diff struct {
+	n        int     // pairs
+	mean, sd float64 // of the differences (sd 0 for one pair)
+	se       float64 // the mean's standard error, sd / sqrt(n)
+	lower    int     // pairs where other is lower than base
+}
+
+func (d diff) String() string {
+	return fmt.Sprintf("%+.4f ± %.4f (sd %.4f; lower in %d of %d)", d.mean, d.se, d.sd, d.lower, d.n)
+}
+
+// pairedDiff pairs other's results with base's by seed and returns the differences of f, other minus
+// base. Every seed must be in both, once: a pair missing is an error, not a smaller sample.
+func pairedDiff(base, other []result, f func(result) float64) (diff, error) {
+	if len(base) != len(other) {
+		return diff{}, fmt.Errorf("%d results against %d: cannot pair them by seed", len(other), len(base))
+	}
+	by := map[int]result{}
+	for _, r := range other {
+		if _, dup := by[r.seed]; dup {
+			return diff{}, fmt.Errorf("seed %d twice", r.seed)
+		}
+		by[r.seed] = r
+	}
+	var d diff
+	var ds []result
+	for _, b := range base {
+		o, ok := by[b.seed]
+		if !ok {
+			return diff{}, fmt.Errorf("seed %d has no pair", b.seed)
+		}
+		delete(by, b.seed)
+		x := f(o) - f(b)
+		ds = append(ds, result{valLoss: x})
+		if x < 0 {
+			d.lower++
+		}
+	}
+	d.n = len(ds)
+	d.mean, d.sd = meanSD(ds, func(r result) float64 { return r.valLoss })
+	if d.n > 0 {
+		d.se = d.sd / math.Sqrt(float64(d.n))
+	}
+	return d, nil
 }
 
 // meanSD is the mean and the sample standard deviation (0 for one value) of f over rs.

@@ -9,11 +9,29 @@
 //
 // -mode lm: anestar's language model (scripts/train_lm.star, fp16 and fp32 as -modes) against the
 // language-model peer bench/peers/torch_lm.py on the same token files (-train, -val, and -tokenizer for
-// bits per byte), the same model (train_lm.star's default sizes, learning rate and warmup, given to both
-// unless -set says otherwise) and the same seed: each repetition uses the seed -seed + rep on every
-// side, so the reps sample the run-to-run spread of the loss. The report gives the median ms/step (the
-// steps after the first three) and tokens/s, the mean and spread of val_loss and val_bpb, and the ratio
-// to the peer's best thread setting.
+// bits per byte), the same model (train_lm.star's default sizes and batch, given to both unless -set
+// says otherwise; each -set goes to both sides, k=v to the peer as --k v) and the same seeds. Two
+// footings:
+//
+//   - equal steps (the default): every run trains -steps steps;
+//   - equal wall time, -budget S: every run trains S seconds of wall time (train_lm.star's budget=S,
+//     the peer's --budget S: the compile and the final validation are outside it, and each lays its
+//     warmup and cosine over the steps that fit, re-estimated as it goes), -steps ignored; the report
+//     gives the steps each run fitted.
+//
+// The hyperparameters (lr, min_lr, warmup, weight_decay, clip, dropout) not in -set are, with
+// -defaults shared (the default without -budget), train_lm.star's given to both sides, dropout 0
+// (-set dropout=0.1 for the script's); with -defaults own (the default with -budget), each side's own:
+// train_lm.star's on anestar's, the peer's (lr 1e-3, warmup 20, min-lr lr/10, no dropout) on PyTorch's.
+// train_lm.star fixes AdamW's betas at 0.9/0.95; the peer takes --beta1/--beta2 but compare gives
+// them to neither.
+//
+// Seeds: -reps N runs seeds -seed .. -seed+N-1, or -seeds names them (1,2,5 or 1..4; not with -reps or
+// -seed); every side runs every seed, so the runs sample the run-to-run spread. The report gives per
+// run the median steps, ms/step (the steps after the first three) and tokens/s, the mean ± sample
+// standard deviation over the seeds of val_loss and val_bpb, and the ratio to the peer's best thread
+// setting; then each seed's val_bpb per run; then each run minus the first (anestar's), paired by seed:
+// the mean difference ± its standard error, the differences' sd, and in how many seeds it was lower.
 //
 // -cores runs every configuration under each OpenBLAS core setting ("default": OPENBLAS_CORETYPE
 // unset; or a core such as SkylakeX), and each ratio is to the peer under the same setting.
@@ -38,6 +56,10 @@
 //	go run ./bench/compare -cores default,SkylakeX -set dim=384 -set hidden=1024 -set heads=6 -set seq=256
 //	go run ./bench/compare -mode lm -train D/train.bin -val D/val.bin -tokenizer D/tokenizer.bin \
 //	    -set vocab=1024 -set dim=256 -set layers=4 -set heads=4 -set seq=128 -set batch=8 -steps 300
+//	go run ./bench/compare -mode lm -train D/train.bin -val D/val.bin -tokenizer D/tokenizer.bin \
+//	    -modes fp16 -budget 300 -seeds 1..4             equal wall time, each side's own defaults
+//	go run ./bench/compare -mode lm -train D/train.bin -val D/val.bin -tokenizer D/tokenizer.bin \
+//	    -modes fp16 -steps 1500 -seeds 1..4 -set lr=1e-3 -set warmup=20     equal steps, the same hyperparameters
 package main
 
 import (
@@ -70,9 +92,13 @@ type config struct {
 	python             string
 	threads            string
 	modes              string
-	train, val, tok    string // lm mode: token files and tokenizer
-	seed               int    // lm mode: the first rep's seed
-	cores              string // -cores: OpenBLAS core settings
+	train, val, tok    string  // lm mode: token files and tokenizer
+	seed               int     // lm mode: the first rep's seed
+	seeds              string  // lm mode: -seeds, the reps' seeds as a list ("" for -reps from -seed)
+	seedList           []int   // lm mode: the seeds of the reps, from seeds or reps and seed
+	budget             float64 // lm mode: seconds of wall time per run, 0 for -steps steps
+	defaults           string  // lm mode: "shared", "own" or "" (own with a budget)
+	cores              string  // -cores: OpenBLAS core settings
 }
 
 // result is one run's figures.
@@ -84,6 +110,8 @@ type result struct {
 	tokensS   float64 // lm mode: tokens per second
 	valLoss   float64 // lm mode: the final validation loss
 	valBPB    float64 // lm mode: its bits per byte, 0 without a tokenizer
+	seed      int     // lm mode: the run's seed, which pairs it with the other sides' runs
+	steps     int     // lm mode: the steps trained (with a budget, as many as fitted)
 }
 
 // A run is one named configuration, run once per rep.
@@ -107,7 +135,7 @@ const (
 func main() {
 	var c config
 	flag.StringVar(&c.mode, "mode", "layer", "what to compare: layer (scripts/train_layer.star and the layer peer) or lm (the language-model peer)")
-	flag.IntVar(&c.reps, "reps", 3, "repetitions of each run")
+	flag.IntVar(&c.reps, "reps", 3, "repetitions of each run (lm mode: seeds -seed, -seed+1, ...; or -seeds)")
 	flag.IntVar(&c.steps, "steps", 20, "measured training steps per run (lm mode: training steps)")
 	flag.IntVar(&c.accum, "accum", 10, "steps per optimizer update (both sides; layer mode)")
 	flag.Var(&c.sets, "set", "a parameter `k=v`, repeatable: layer mode passes it to the script, and dim, hidden, heads, seq to the peer too; lm mode passes each to the peer as --k v (kv_heads as --kv-heads)")
@@ -125,12 +153,16 @@ func main() {
 	flag.StringVar(&c.val, "val", "", "lm mode: the validation tokens (uint16 .bin)")
 	flag.StringVar(&c.tok, "tokenizer", "", "lm mode: the tokens' llama2.c tokenizer.bin, for val_bpb")
 	flag.IntVar(&c.seed, "seed", 1, "lm mode: the seed of rep 1; rep i uses seed+i-1")
+	flag.StringVar(&c.seeds, "seeds", "", "lm mode: the reps' seeds, a `list` such as 1,2,3 or 1..4 (instead of -reps and -seed): every side runs each seed, and the runs are paired by seed")
+	flag.Float64Var(&c.budget, "budget", 0, "lm mode: `seconds` of wall time each run trains (train_lm.star's budget, the peer's --budget: the schedule laid over the steps that fit; -steps ignored); 0 for -steps steps")
+	flag.StringVar(&c.defaults, "defaults", "", "lm mode: the training hyperparameters (lr, min_lr, warmup, weight_decay, clip, dropout) not in -set: shared (train_lm.star's given to both, dropout 0) or own (each side its own defaults); default own with -budget, shared without")
 	flag.Parse()
-	var err error
-	switch c.mode {
-	case "layer":
+	err := checkFlags(c, given())
+	switch {
+	case err != nil:
+	case c.mode == "layer":
 		err = compareLayer(c)
-	case "lm":
+	case c.mode == "lm":
 		err = compareLM(c)
 	default:
 		err = fmt.Errorf("-mode %q: want layer or lm", c.mode)
@@ -139,6 +171,29 @@ func main() {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
+}
+
+// given is the names of the flags the command line set.
+func given() map[string]bool {
+	out := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { out[f.Name] = true })
+	return out
+}
+
+// checkFlags refuses flags that would be ignored: the lm mode's in layer mode, and -seeds beside the
+// -reps or -seed it replaces.
+func checkFlags(c config, given map[string]bool) error {
+	if c.mode == "layer" {
+		for _, f := range []string{"budget", "seeds", "defaults"} {
+			if given[f] {
+				return fmt.Errorf("-%s is for -mode lm (layer mode trains -steps steps without a seed)", f)
+			}
+		}
+	}
+	if given["seeds"] && (given["reps"] || given["seed"]) {
+		return fmt.Errorf("-seeds lists the reps' seeds: give it or -reps and -seed, not both")
+	}
+	return nil
 }
 
 // timeV is /usr/bin/time when it exists (for peak memory), else "".
@@ -158,7 +213,7 @@ func alternate(reps int, runs []run, show func(result) string) (map[string][]res
 		for _, r := range runs {
 			res, err := r.fn(rep)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %v", r.name, err)
+				return nil, fmt.Errorf("%s: %w", r.name, err)
 			}
 			fmt.Printf("  rep %d  %-20s %s\n", rep+1, r.name, show(res))
 			all[r.name] = append(all[r.name], res)
@@ -204,6 +259,7 @@ type peerRecord struct {
 	TokS    float64  `json:"tokens_per_s"` // the LM peer's
 	ValLoss float64  `json:"val_loss"`     // the LM peer's
 	ValBPB  *float64 `json:"val_bpb"`      // the LM peer's, null without a tokenizer
+	Steps   int      `json:"steps"`        // the LM peer's steps trained
 }
 
 // runPeer runs a peer's argv and returns its result line and peak RSS in KB.
@@ -233,7 +289,7 @@ func timed(timeV string, argv []string, env []string) (string, float64, error) {
 	err := cmd.Run()
 	s := out.String()
 	if err != nil {
-		return s, 0, fmt.Errorf("%v: %v\n%s", strings.Join(argv, " "), err, tail(s, 20))
+		return s, 0, fmt.Errorf("%v: %w\n%s", strings.Join(argv, " "), err, tail(s, 20))
 	}
 	var rss float64
 	if m := regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`).FindStringSubmatch(s); m != nil {

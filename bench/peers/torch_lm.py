@@ -15,10 +15,23 @@ Init: every matrix normal(0, 0.02), the residual projections wo and w2 normal(0,
 gains ones (scripts/lib/lm.star's rule).
 
 Training: each step draws `batch` offsets uniformly from [0, len(train) - seq - 1) (a generator seeded with
---seed), takes the seq + 1 tokens at each, and minimises the mean next-token cross-entropy. AdamW, betas 0.9/0.95,
-eps 1e-8, decoupled weight decay --wd on the matrices only (not the gains); the learning rate rises linearly over
---warmup steps to --lr (step i uses lr (i+1)/warmup), then follows a cosine to --min-lr at the last step; the
-gradient's global L2 norm is clipped to --clip before each update (0: no clipping).
+--seed), takes the seq + 1 tokens at each, and minimises the mean next-token cross-entropy. AdamW, betas --beta1 /
+--beta2 (0.9/0.95), eps 1e-8, decoupled weight decay --wd (alias --weight-decay) on the matrices only (not the
+gains); the learning rate rises linearly over --warmup steps to --lr (step i uses lr (i+1)/warmup), then follows a
+cosine to --min-lr at the last step; the gradient's global L2 norm is clipped to --clip before each update (0: no
+clipping). --dropout p (training only) drops the attention's and the FFN's outputs before their residual adds
+(llama2.c's resid_dropout, as scripts/lib/lm.star does; not the attention probabilities).
+
+These are scripts/train_lm.star's hyperparameters, under the same names (dashes for underscores; the script's
+betas are fixed at 0.9/0.95). The peer's own defaults differ from the script's: lr 1e-3, warmup 20, min-lr lr/10,
+no dropout.
+
+Budget: --budget S trains for S seconds of wall time from the start of training (the model built and the data read;
+validations during training included), as train_lm.star's `budget` does: after each step the steps that fit are
+re-estimated from the run's own rate so far (seconds per step, validations included), leaving room for the final
+validation (as long as the longest one during training, 0 without --eval-every), and the warmup and cosine are laid
+again over that total, so the run ends inside the budget at min-lr. --steps is then ignored. A budget shorter than
+the first step is an error. Not bit-reproducible: the total depends on the clock.
 
 Validation: the mean cross-entropy over every token predicted by the non-overlapping windows of seq + 1 tokens of
 the validation file (window j is val[j(seq+1) : (j+1)(seq+1)], a last partial window dropped). With --tokenizer (a
@@ -29,7 +42,8 @@ Token files are little-endian uint16 ids (llama2.c's and nanoGPT's .bin). Output
 one {"step", "train_s", "val_loss"[, "val_bpb"]} line every N steps (evaluation time excluded from train_s), then
 a final line {"peer": "pytorch-lm", "ms_per_step", "tokens_per_s", "train_loss", "val_loss", "val_bpb", ...}, which
 also holds those points as val_curve: [[step, train_s, val_loss, val_bpb], ...]. ms_per_step is the median step
-time after the first three steps. --budget S stops training after S seconds.
+time after the first three steps; last_lr the learning rate of the last step; wall_s
+is the training's wall time (validations during it included), which a --budget bounds.
 
   /usr/bin/python3 bench/peers/torch_lm.py --train D/train.bin --val D/val.bin --tokenizer D/tokenizer.bin \
       --vocab 1024 --dim 256 --layers 4 --heads 4 --seq 128 --batch 8 --steps 300 --threads 1
@@ -98,7 +112,8 @@ class Model:
             yield from L.values()
         yield self.norm
 
-    def forward(self, idx):
+    def forward(self, idx, dropout=0.0):
+        """The logits; dropout > 0 (training) drops the attention's and the FFN's outputs before the residual adds."""
         a = self.a
         B, T = idx.shape
         nh, nkv, hd = a.heads, a.kv_heads, a.dim // a.heads
@@ -113,9 +128,11 @@ class Model:
                 k = k.repeat_interleave(nh // nkv, dim=1)
                 v = v.repeat_interleave(nh // nkv, dim=1)
             p = torch.softmax(q @ k.transpose(-1, -2) * (1.0 / math.sqrt(hd)) + mask, dim=-1)
-            x = x + F.linear((p @ v).transpose(1, 2).reshape(B, T, a.dim), L["wo"])
+            o = F.linear((p @ v).transpose(1, 2).reshape(B, T, a.dim), L["wo"])
+            x = x + (F.dropout(o, dropout) if dropout > 0 else o)
             n = rmsnorm(x, L["g2"])
-            x = x + F.linear(F.silu(F.linear(n, L["w1"])) * F.linear(n, L["w3"]), L["w2"])
+            y = F.linear(F.silu(F.linear(n, L["w1"])) * F.linear(n, L["w3"]), L["w2"])
+            x = x + (F.dropout(y, dropout) if dropout > 0 else y)
         return F.linear(rmsnorm(x, self.norm), self.emb)
 
 
@@ -174,12 +191,16 @@ def main():
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--budget", type=float, default=0, help="stop training after this many seconds; 0 = no limit")
+    ap.add_argument("--budget", type=float, default=0,
+                    help="seconds of wall time to train, the schedule laid over the steps that fit (--steps ignored); 0 = none")
     ap.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
     ap.add_argument("--min-lr", type=float, default=-1, help="the cosine's floor; negative = lr/10")
     ap.add_argument("--warmup", type=int, default=20)
-    ap.add_argument("--wd", type=float, default=0.1, help="AdamW weight decay, on matrices")
+    ap.add_argument("--wd", "--weight-decay", dest="wd", type=float, default=0.1, help="AdamW weight decay, on matrices")
+    ap.add_argument("--beta1", type=float, default=0.9, help="AdamW's first-moment decay")
+    ap.add_argument("--beta2", type=float, default=0.95, help="AdamW's second-moment decay")
     ap.add_argument("--clip", type=float, default=1.0, help="gradient global-norm limit; 0 = none")
+    ap.add_argument("--dropout", type=float, default=0.0, help="dropout of the attention and FFN outputs in training")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--threads", type=int, default=0, help="torch threads; 0 = PyTorch's default")
     ap.add_argument("--eval-every", type=int, default=0, help="validate every N steps too")
@@ -187,6 +208,14 @@ def main():
     a.kv_heads = a.kv_heads or a.heads
     a.hidden = a.hidden or 32 * -(-(8 * a.dim // 3) // 32)
     a.min_lr = a.lr / 10 if a.min_lr < 0 else a.min_lr
+    if not 0 <= a.dropout < 1:
+        ap.error("--dropout %g: must lie in [0, 1)" % a.dropout)
+    if not (0 <= a.beta1 < 1 and 0 <= a.beta2 < 1):
+        ap.error("--beta1 %g, --beta2 %g: each must lie in [0, 1)" % (a.beta1, a.beta2))
+    if not (0 < a.lr <= 10 and 0 < a.min_lr <= 10):
+        ap.error("--lr %g, --min-lr %g: each must lie in (0, 10]" % (a.lr, a.min_lr))
+    if a.warmup < 0 or a.steps < 0 or a.wd < 0 or a.clip < 0 or not 0 <= a.budget < 1e12:
+        ap.error("--warmup, --steps, --wd, --clip and --budget may not be negative")
     if a.dim % a.heads or a.heads % a.kv_heads or (a.dim // a.heads) % 2:
         ap.error("need dim a multiple of heads, heads of kv-heads, and an even head size")
     if a.threads:
@@ -203,28 +232,34 @@ def main():
     params = list(m.params())
     opt = torch.optim.AdamW([{"params": [p for p in params if p.dim() == 2], "weight_decay": a.wd},
                              {"params": [p for p in params if p.dim() != 2], "weight_decay": 0.0}],
-                            lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
+                            lr=a.lr, betas=(a.beta1, a.beta2), eps=1e-8)
     gen = torch.Generator().manual_seed(a.seed)
     span = torch.arange(a.seq + 1)
 
-    def lr_at(i):
+    def lr_at(i, total):
+        """The warmup, then the cosine to min-lr over total - warmup steps (scripts/train_lm.star's schedule)."""
         if i < a.warmup:
             return a.lr * (i + 1) / a.warmup
-        frac = min(1.0, (i - a.warmup) / max(1, a.steps - a.warmup))
+        frac = min(1.0, (i - a.warmup) / max(1, total - a.warmup))
         return a.min_lr + (a.lr - a.min_lr) * 0.5 * (1.0 + math.cos(math.pi * frac))
 
-    curve, step_s, train_s, step, loss = [], [], 0.0, 0, float("nan")
-    while step < a.steps and not (a.budget and train_s >= a.budget):
+    # With a budget, total is the steps that fit, re-estimated after every step (train_lm.star's budget_estimate):
+    # the seconds per step so far, validations included, into the time left less the final validation's (end).
+    total = 1 if a.budget else a.steps
+    wall0, end = time.perf_counter(), 0.0
+    curve, step_s, train_s, step, loss, last_lr = [], [], 0.0, 0, float("nan"), None
+    while step < total:
         t0 = time.perf_counter()
         offs = torch.randint(0, len(train) - a.seq - 1, (a.batch,), generator=gen)
         b = train[offs[:, None] + span]
-        logits = m.forward(b[:, :-1])
+        logits = m.forward(b[:, :-1], a.dropout)
         lo = F.cross_entropy(logits.flatten(0, 1), b[:, 1:].flatten())
         lo.backward()
         if a.clip > 0:
             torch.nn.utils.clip_grad_norm_(params, a.clip)
+        last_lr = lr_at(step, total)
         for g in opt.param_groups:
-            g["lr"] = lr_at(step)
+            g["lr"] = last_lr
         opt.step()
         opt.zero_grad(set_to_none=True)
         loss = lo.item()
@@ -232,16 +267,26 @@ def main():
         step_s.append(dt)
         train_s += dt
         step += 1
-        if a.eval_every and step % a.eval_every == 0:
+        if a.budget:
+            if step == 1 and dt > a.budget:
+                sys.exit("torch_lm: --budget %g s is shorter than one step (%.1f s): give a budget of several steps"
+                         % (a.budget, dt))
+            spent = time.perf_counter() - wall0
+            total = step + max(0, int((a.budget - spent - end) / (spent / step)))
+        if a.eval_every and step % a.eval_every == 0 and (step < total or not a.budget):
+            te = time.perf_counter()
             vl, vb = validate(m, val, a.seq, nbytes)
+            end = max(end, time.perf_counter() - te)
             curve.append([step, round(train_s, 2), round(vl, 4), None if vb is None else round(vb, 4)])
             print(json.dumps({"step": step, "train_s": round(train_s, 2), "val_loss": round(vl, 4),
                               **({"val_bpb": round(vb, 4)} if vb is not None else {})}), flush=True)
+    wall_s = time.perf_counter() - wall0
     vl, vb = validate(m, val, a.seq, nbytes)
     steady = sorted(step_s[3:] or step_s)
     ms = 1e3 * steady[len(steady) // 2] if steady else 0.0  # 0 when nothing was trained
     out = {"peer": "pytorch-lm", "version": torch.__version__, "threads": torch.get_num_threads(),
            "params": sum(p.numel() for p in params), "steps": step, "train_s": round(train_s, 2),
+           "wall_s": round(wall_s, 2), "budget": a.budget, "last_lr": last_lr,
            "ms_per_step": round(ms, 2), "tokens_per_s": round(a.batch * a.seq * 1e3 / ms, 1) if ms else 0.0,
            "train_loss": round(loss, 4) if step else None, "val_loss": round(vl, 4),
            "val_bpb": None if vb is None else round(vb, 4)}
