@@ -477,3 +477,43 @@ func TestTrainLMBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainLMValWindows: with val_windows = k the validation loss is the loss over k windows spread
+// evenly over the validation tokens (window i * count // k): the same figure, bit for bit, as every
+// window of a file holding just those windows.
+func TestTrainLMValWindows(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("testdata/lm_ref/tokens.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const seq, count, k = 32, 20, 6
+	win := 2 * (seq + 1) // bytes per window
+	if len(src) < count*win {
+		t.Fatalf("testdata/lm_ref/tokens.bin holds %d windows, want %d", len(src)/win, count)
+	}
+	full, picked := filepath.Join(dir, "val.bin"), filepath.Join(dir, "picked.bin")
+	var sub []byte
+	for i := range k {
+		j := i * count / k
+		sub = append(sub, src[j*win:(j+1)*win]...)
+	}
+	if err := os.WriteFile(full, src[:count*win], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(picked, sub, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loss := func(val string, windows int) string {
+		_, out := mustRunLM(t, lmSmall(dir, "val_data", quote(val), "val_windows", strconv.Itoa(windows), "steps", "2",
+			"eval_every", "0", "ckpt", `""`, "best", `""`, "metrics", `""`), false)
+		m := regexp.MustCompile(`(?m)^step 2 val_loss (\S+)`).FindStringSubmatch(out)
+		if m == nil || !strings.Contains(out, fmt.Sprintf("(%d windows)", k)) {
+			t.Fatalf("val_data %s, val_windows %d: no val_loss over %d windows in:\n%s", val, windows, k, out)
+		}
+		return m[1]
+	}
+	if a, b := loss(full, k), loss(picked, 0); a != b {
+		t.Errorf("val_windows = %d of %d windows: val_loss %s; the same windows as a file: %s", k, count, a, b)
+	}
+}
