@@ -2,7 +2,8 @@
 // with the project's PyTorch peers, peers/torch_layer.py (the single layer of scripts/train_layer.star)
 // and peers/torch_lm.py (a llama2.c-architecture language model on uint16 token files, taking every
 // hyperparameter of scripts/train_lm.star and its wall-time budget), at equal steps or equal wall time
-// and over several seeds paired by seed;
+// and over several seeds paired by seed; peers/prep_lm.py makes their token files from a text
+// (SentencePiece's vocabulary) and corpora.sh the three corpora of the comparisons;
 // compile_layer.star times building and compiling the six kernels of scripts/train_layer.star;
 // lm_kernels.star times the evals of the language model's four kernels; llama2_check.sh takes a real
 // llama2.c model (stories260K) and a run.c built elsewhere through eval_only against PyTorch and a

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/anestar/anestar/tokenizer"
 )
 
 // The peers need PyTorch; these tests run them at tiny sizes where /usr/bin/python3 has it, and are
@@ -190,4 +192,70 @@ func TestLMPeerBudget(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "shorter than one step") {
 		t.Errorf("--budget 1e-6: %v\n%s", err, out)
 	}
+}
+
+// TestPrepLM: prep_lm.py splits a text at a line end near the last tenth, and its token files decode,
+// through its tokenizer.bin read by package tokenizer, back to the two parts (but for the dummy space
+// SentencePiece puts in front, which the decoder drops at the start as run.c does after BOS).
+func TestPrepLM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the peers take seconds")
+	}
+	if err := exec.Command(python, "-c", "import sentencepiece, numpy").Run(); err != nil {
+		t.Skipf("%s cannot import sentencepiece and numpy (apt-get install python3-sentencepiece python3-numpy): %v", python, err)
+	}
+	text, err := os.ReadFile(filepath.Join("..", "data", "Jane.Austen-Pride.and.Prejudice.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = text[:60000]
+	dir := t.TempDir()
+	src := filepath.Join(dir, "text.txt")
+	if err := os.WriteFile(src, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(python, filepath.Join("peers", "prep_lm.py"), src, dir, "--vocab", "512").CombinedOutput()
+	if err != nil {
+		t.Fatalf("prep_lm.py: %v\n%s", err, out)
+	}
+	var rec struct {
+		Split int `json:"split_byte"`
+		Vocab int `json:"vocab"`
+	}
+	if err := json.Unmarshal(out, &rec); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	if rec.Split < 54000 || rec.Split > 60000 || text[rec.Split-1] != '\n' || rec.Vocab != 512 {
+		t.Fatalf("split at byte %d (the byte before: %q), vocab %d: want just after the first newline past byte 54000", rec.Split, text[rec.Split-1], rec.Vocab)
+	}
+	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []struct {
+		file string
+		want []byte
+	}{{"train.bin", text[:rec.Split]}, {"val.bin", text[rec.Split:]}} {
+		ids, err := tokenizer.LoadTokens(filepath.Join(dir, part.file), 512)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tok.Decode(ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = strings.TrimPrefix(got, " "); got != string(part.want) {
+			t.Errorf("%s decodes to %d bytes, not the %d of its part (first difference at byte %d)",
+				part.file, len(got), len(part.want), firstDiff(got, string(part.want)))
+		}
+	}
+}
+
+// firstDiff is the index of the first byte where a and b differ (the shorter's length if one is a prefix).
+func firstDiff(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
 }
