@@ -85,7 +85,7 @@ func (k *Kernel) checkStep(s *step, n int) error {
 }
 
 // Close releases the kernel, its surfaces and every binding Bind made: later Evals, and accesses to
-// their surfaces, fail with an error wrapping (or, from surface methods, naming) ane.ErrClosed. Its
+// their surfaces, fail with an error wrapping ane.ErrClosed (closed_test.go checks every path). Its
 // weight buffers and surface memory go to the backend's recycler for the next compiles (recycle.go),
 // and its share of the shared scratch ends (scratch.go). Closing twice is harmless.
 func (k *Kernel) Close() error {
