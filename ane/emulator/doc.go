@@ -19,7 +19,7 @@
 // its Eval allocates nothing either; all of them take turns, as they share the scratch. Reshape, expand_dims, squeeze and slices or splits that are
 // contiguous share their input's buffer instead of copying.
 //
-// Passes (compilePlan in passes.go names them in order, each with what it needs and makes): canonical
+// Passes (compiler.passes in passes.go runs them in order, each with what it needs and makes): canonical
 // rewrites data movement into the forms the later passes know (canon.go); inputs makes the input
 // surfaces; then three rewrite passes, which compile nothing but decide what the plan does at each op
 // and record it in the op's node (nodes.go): fuseChains makes fused nodes of op chains that run as one

@@ -6,8 +6,8 @@ import (
 	"github.com/anestar/anestar/mil"
 )
 
-// The compile passes. compilePlan runs them in order; nodes.go holds the rewrite passes' nodes and the
-// liveness pass.
+// The compile passes. compiler.passes runs them in order; nodes.go holds the rewrite passes' nodes and
+// the liveness pass.
 
 // compileFunc builds the kernel of main function fn with buffers from arena ar.
 func compileFunc(fn *mil.Func, w mil.Weights, opts Options, ar *arena) (*Kernel, error) {
@@ -35,37 +35,11 @@ func compileIn(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena) 
 	return k, nil
 }
 
-// compilePlan compiles fn's plan, on the surfaces g gives (new ones when g is nil), running the
-// passes in order. Each names what it needs of the passes before it and what it makes:
-//
-//  1. canonical (canon.go) needs the function as written and makes the function every later pass
-//     compiles, its data movement in the forms the rewrites know. Fused compiles only; a binding's
-//     plan (g) compiles its kernel's function, which is canonical already.
-//  2. compileInputs makes the input surfaces and the tensors the ops read them as.
-//  3. fuseChains (fuse.go) needs the graph of the function's values and makes a fused node of each
-//     chain that runs as one step, an inner node of each of its other ops.
-//  4. foldTransposes (fuse_transpose.go) needs the fused nodes, whose ops it leaves alone, and makes
-//     a folded node of each transpose the matmuls reading it read through, a fused node of each
-//     matmul a transpose alone reads.
-//  5. findViews (inplace.go) needs every node's kind (folded transposes' readers read through them;
-//     ops in fused nodes are not binary readers) and gives each node whose result all its readers
-//     can read in place their uses (views).
-//  6. liveness (nodes.go) needs every node and makes the last use of each value, which the planner
-//     (plan.go) frees buffers by. Nothing else sets last uses.
-//  7. buildSteps needs the nodes and the planner and makes the steps: an op compiles on its
-//     own (opTable), a fused node with its chain's builder; inner and folded nodes compile to
-//     nothing; an output concat (or a cast of one) is written from its parts (output_concat.go).
-//  8. compileOutputs needs the steps' tensors and makes the output surfaces and the transfers.
-//  9. chainSteps (chain.go) needs the steps and runs runs of elementwise ones as one.
-//
-// Passes 3 to 5 and 9 run only in a fused compile that does not check numerics. On failure what it
-// took goes back, except g's surfaces and constants.
+// compilePlan compiles fn's plan, on the surfaces g gives (new ones when g is nil), by running the
+// passes. On failure what it took goes back, except g's surfaces and constants.
 func compilePlan(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena, g *given) (*Kernel, error) {
-	if fuse && g == nil {
-		fn = canonical(fn)
-	}
 	c := &compiler{
-		source: source{fn: fn, consts: fn.Consts(), w: w, opts: opts, noFuse: !fuse},
+		source: source{fn: fn, w: w, opts: opts, noFuse: !fuse},
 		build:  build{env: map[string]*tensor{}, concatParts: map[*tensor][]*tensor{}, constT: map[string]*tensor{}},
 		memory: memory{ar: ar, rec: ar.rec, fill: map[*scratch]int{}},
 		ports:  ports{given: g},
@@ -83,29 +57,56 @@ func compilePlan(fn *mil.Func, w mil.Weights, opts Options, fuse bool, ar *arena
 	return k, nil
 }
 
-// passes runs compilePlan's passes 2 to 9 on c.fn.
+// passes runs the compile passes on c.fn, in order, and returns the kernel they make. Each says what
+// it needs of the passes before it and what it makes. The rewrite passes (3 to 5) and chainSteps run
+// only in a fused compile that does not check numerics: a numerics check names the first op whose
+// result is not finite, so every op is a step of its own.
 func (c *compiler) passes() (*Kernel, error) {
+	// 1. canonical (canon.go), in a fused compile, needs the function as written and makes the
+	// function every later pass compiles, its data movement in the forms the rewrites know. A
+	// binding's plan (given) compiles its kernel's function, which is canonical already.
+	if !c.noFuse && c.given == nil {
+		c.fn = canonical(c.fn)
+	}
+	c.consts = c.fn.Consts()
 	k := &Kernel{fp16: c.opts.Numerics == FP16, check: c.opts.CheckNumerics, ar: c.ar, fn: c.fn}
 	k.Binding.k = k
+	// 2. compileInputs makes the input surfaces and the tensors the ops read them as.
 	if err := c.compileInputs(k); err != nil {
 		return nil, err
 	}
 	c.rw = newRewriter(&c.source)
-	if !c.noFuse && !c.opts.CheckNumerics { // a numerics check names the first op whose result is not finite: keep every op
+	if !c.noFuse && !c.opts.CheckNumerics {
 		c.rw.g = newGraph(c.fn)
+		// 3. fuseChains (fuse.go) needs the graph of the function's values and makes a fused node of
+		// each chain that runs as one step, an inner node of each of the chain's other ops.
 		c.rw.fuseChains()
+		// 4. foldTransposes (fuse_transpose.go) needs the fused nodes, whose ops it leaves alone, and
+		// makes a folded node of each transpose that the matmuls reading it read through, a fused node
+		// of each matmul that a transpose alone reads.
 		c.rw.foldTransposes()
+		// 5. findViews (inplace.go) needs every node's kind (folded transposes' readers read through
+		// them; ops in fused nodes are not binary readers) and gives each node whose result all its
+		// readers can read in place their uses (views).
 		c.rw.findViews()
 	}
+	// 6. liveness (nodes.go) needs every node and makes the last use of each value, by which the
+	// planner (plan.go) frees buffers. Nothing else sets last uses.
 	c.plan = newPlanner(liveness(c.fn, c.rw.nodes), c.newScratch, c.rec.spoil)
+	// 7. buildSteps needs the nodes and the planner and makes the steps: an op compiles on its own
+	// (opTable), a fused node with its chain's builder, inner and folded nodes to nothing, and an
+	// output concat (or a cast of one) to a value written from its parts (output_concat.go).
 	used := usedNames(c.fn)
 	if err := c.buildSteps(k, used); err != nil {
 		return nil, err
 	}
+	// 8. compileOutputs needs the values the build pass defined (and the parts of the concats it
+	// recorded, concatParts) and makes the output surfaces, the transfers and the kernel's steps.
 	if err := c.compileOutputs(k, used); err != nil {
 		return nil, err
 	}
-	if !c.noFuse && !c.opts.CheckNumerics { // checks name the op whose result went wrong: one op per step
+	// 9. chainSteps (chain.go) needs the steps and runs runs of elementwise ones as one.
+	if !c.noFuse && !c.opts.CheckNumerics {
 		k.steps = chainSteps(k.steps)
 	}
 	k.mems, k.owned, k.scratch, k.consts = c.mems, c.owned, c.scratch, c.constT
