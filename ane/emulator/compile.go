@@ -28,31 +28,53 @@ type rounder struct {
 	fn func(lo, hi int) // rounds [lo, hi)
 }
 
-// compiler turns a checked MIL function into steps.
+// compiler turns a checked MIL function into steps. Its fields are grouped by the pass that owns
+// them (passes.go): what is compiled, the rewrite passes' nodes, the build pass's values and steps,
+// the buffers, and the surfaces.
 type compiler struct {
-	fn     *mil.Func          // main
-	consts mil.Consts         // main's const values by name, read once
-	w      mil.Weights        // weight files
-	opts   Options            // numerics
+	source           // what is compiled: read by every pass
+	rw     *rewriter // the nodes the rewrite passes made of the ops, which the build pass compiles
+	build            // the build pass's values and steps
+	memory           // where the buffers come from
+	ports            // the kernel's surfaces
+}
+
+// source is what a compile compiles, which every pass reads and none changes.
+type source struct {
+	fn     *mil.Func   // main
+	consts mil.Consts  // main's const values by name, read once
+	w      mil.Weights // weight files
+	opts   Options     // numerics
+	noFuse bool        // compile every op on its own, every input copied (tests compare against this)
+}
+
+// build is the state of the build pass, which compiles the nodes into steps (passes.go).
+type build struct {
 	env    map[string]*tensor // every value defined so far
 	steps  []step             // in program order
+	inputs map[*tensor]bool   // the function's inputs, filled from their surfaces at each Eval
+	constT map[string]*tensor // the constants decoded (or given), by name
 	// concatParts maps the result of a concat that lays its values end to end (one block each) to
 	// those values, so that an output concat can be written to its surface from the parts.
 	concatParts map[*tensor][]*tensor
-	plan        *planner             // the buffers of op results
-	noFuse      bool                 // compile every op on its own, every input copied (tests compare against this)
-	viaT        map[string]string    // folded transposes read by matmuls: result name -> input name
-	views       map[string][]viewUse // values read in place where they lie: their uses (inplace.go)
-	ar          *arena               // the backend's shared scratch
-	rec         *recycler            // where weights and surface memory come from
-	owned       [][]float32          // the buffers taken from rec, given back when the kernel closes
-	fill        map[*scratch]int     // per shared buffer the kernel uses, the elements it has carved
-	scratch     []*scratch           // the same, in order
-	mems        []*ane.HeapMemory    // the memory of the kernel's surfaces
-	inputs      map[*tensor]bool     // the function's inputs, filled from their surfaces at each Eval
-	given       *given               // the surfaces to compile for, and what to place in them (nil: new ones)
-	aliased     map[int]bool         // the inputs read in place, by index
-	constT      map[string]*tensor   // the constants decoded (or given), by name
+}
+
+// memory is where the build pass's buffers come from: planned results (plan.go), the backend's shared
+// scratch (scratch.go) and the recycler's weights (recycle.go).
+type memory struct {
+	plan    *planner         // the buffers of op results, over the liveness pass's last uses
+	ar      *arena           // the backend's shared scratch
+	rec     *recycler        // where weights and surface memory come from
+	owned   [][]float32      // the buffers taken from rec, given back when the kernel closes
+	fill    map[*scratch]int // per shared buffer the kernel uses, the elements it has carved
+	scratch []*scratch       // the same, in order
+}
+
+// ports is the kernel's surfaces and how its inputs are read (alias.go).
+type ports struct {
+	given   *given            // the surfaces to compile for, and what to place in them (nil: new ones)
+	mems    []*ane.HeapMemory // the memory of the kernel's surfaces
+	aliased map[int]bool      // the inputs read in place, by index
 }
 
 // opErr returns an error that names op's MIL position, kind and first result, then format (which may
@@ -128,12 +150,12 @@ func (c *compiler) tupleArg(op *mil.Op, name string) ([]*tensor, error) {
 }
 
 // constArg returns the compile-time value of op's argument name, or nil when it is absent.
-func (c *compiler) constArg(op *mil.Op, name string) (*mil.Value, error) {
+func (src *source) constArg(op *mil.Op, name string) (*mil.Value, error) {
 	a := op.Arg(name)
 	if a == nil {
 		return nil, nil
 	}
-	v := c.consts.ArgValue(op, name)
+	v := src.consts.ArgValue(op, name)
 	if v == nil {
 		return nil, opErr(op, "argument %s must be a constant", name)
 	}
@@ -141,8 +163,8 @@ func (c *compiler) constArg(op *mil.Op, name string) (*mil.Value, error) {
 }
 
 // intsArg returns a constant integer (list) argument; ok is false when it is absent.
-func (c *compiler) intsArg(op *mil.Op, name string) (v []int, ok bool, err error) {
-	val, err := c.constArg(op, name)
+func (src *source) intsArg(op *mil.Op, name string) (v []int, ok bool, err error) {
+	val, err := src.constArg(op, name)
 	if val == nil || err != nil {
 		return nil, false, err
 	}
@@ -154,8 +176,8 @@ func (c *compiler) intsArg(op *mil.Op, name string) (v []int, ok bool, err error
 }
 
 // intArg returns a constant scalar integer argument, or def when it is absent.
-func (c *compiler) intArg(op *mil.Op, name string, def int) (int, error) {
-	v, ok, err := c.intsArg(op, name)
+func (src *source) intArg(op *mil.Op, name string, def int) (int, error) {
+	v, ok, err := src.intsArg(op, name)
 	if err != nil || !ok {
 		return def, err
 	}
@@ -166,8 +188,8 @@ func (c *compiler) intArg(op *mil.Op, name string, def int) (int, error) {
 }
 
 // boolArg returns a constant bool argument, or def when it is absent.
-func (c *compiler) boolArg(op *mil.Op, name string, def bool) (bool, error) {
-	val, err := c.constArg(op, name)
+func (src *source) boolArg(op *mil.Op, name string, def bool) (bool, error) {
+	val, err := src.constArg(op, name)
 	if val == nil || err != nil {
 		return def, err
 	}
@@ -179,8 +201,8 @@ func (c *compiler) boolArg(op *mil.Op, name string, def bool) (bool, error) {
 }
 
 // boolsArg returns a constant bool list argument (such as begin_mask), or nil when absent.
-func (c *compiler) boolsArg(op *mil.Op, name string) ([]bool, error) {
-	val, err := c.constArg(op, name)
+func (src *source) boolsArg(op *mil.Op, name string) ([]bool, error) {
+	val, err := src.constArg(op, name)
 	if val == nil || err != nil {
 		return nil, err
 	}
@@ -192,8 +214,8 @@ func (c *compiler) boolsArg(op *mil.Op, name string) ([]bool, error) {
 }
 
 // floatArg returns a constant scalar number argument, or def when it is absent.
-func (c *compiler) floatArg(op *mil.Op, name string, def float64) (float64, error) {
-	val, err := c.constArg(op, name)
+func (src *source) floatArg(op *mil.Op, name string, def float64) (float64, error) {
+	val, err := src.constArg(op, name)
 	if val == nil || err != nil {
 		return def, err
 	}
@@ -204,8 +226,8 @@ func (c *compiler) floatArg(op *mil.Op, name string, def float64) (float64, erro
 }
 
 // strArg returns a constant string argument, or def when it is absent.
-func (c *compiler) strArg(op *mil.Op, name, def string) (string, error) {
-	val, err := c.constArg(op, name)
+func (src *source) strArg(op *mil.Op, name, def string) (string, error) {
+	val, err := src.constArg(op, name)
 	if val == nil || err != nil {
 		return def, err
 	}

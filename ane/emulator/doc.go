@@ -19,6 +19,18 @@
 // its Eval allocates nothing either; all of them take turns, as they share the scratch. Reshape, expand_dims, squeeze and slices or splits that are
 // contiguous share their input's buffer instead of copying.
 //
+// Passes (compiler.passes in passes.go runs them in order, each with what it needs and makes): canonical
+// rewrites data movement into the forms the later passes know (canon.go); inputs makes the input
+// surfaces; then three rewrite passes, which compile nothing but decide what the plan does at each op
+// and record it in the op's node (nodes.go): fuseChains makes fused nodes of op chains that run as one
+// step (their other ops inner nodes), foldTransposes makes folded nodes of transposes that products
+// read through (and fused nodes of products a transpose alone reads), findViews marks the nodes whose
+// result every reader can read in place (inplace.go). Liveness then computes, once, from the nodes, the
+// last use of every value; build compiles each node into its step over buffers planned by those last
+// uses; outputs makes the output surfaces and transfers; chainSteps joins runs of elementwise steps.
+// The compiler's state is split by the pass that owns it (compile.go): the source every pass reads,
+// the rewriter's nodes, the build pass's values and steps, the memory and the ports.
+//
 // Memory (plan.go): op results take their buffers from a free list at compile time, and a buffer whose
 // values have all been read goes back to it, so a kernel holds only what is live at once. Apart from
 // weights and constants everything an Eval computes lives only during that Eval, so the kernels of one
@@ -32,7 +44,7 @@
 // bytes directly with the vectorised conversions of package half; an output that is a concat of whole
 // channel blocks is written from its parts (output_concat.go): the concat never runs and has no buffer.
 //
-// Fusion (fuse.go): before compiling, the compiler finds op chains that it runs as one step, computing
+// Fusion (fuse.go): before compiling, the fusion pass finds op chains that it runs as one step, computing
 // exactly what the separate ops compute (the same operations on the same values in the same order, so
 // the same bits wherever each product's sums are formed in one fixed order, as by cpu's reference gemm,
 // on which the tests prove it): causal attention scores, matmul → mul(scale) → add(mask) → softmax,

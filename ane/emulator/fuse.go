@@ -4,11 +4,12 @@ import (
 	"github.com/anestar/anestar/mil"
 )
 
-// Fusion. Before compiling, the compiler looks for op chains it can run as one step that gives the
+// Fusion. Before compiling, the fusion pass looks for op chains it can run as one step that gives the
 // same bits as the separate ops (fuse_attention.go, fuse_softmax_grad.go). A chain qualifies only when
 // each of its intermediate values is read by the next op of the chain alone and is not an output: the
-// fused step then defines only the chain's last value, at the position of the chain's last op, and the
-// other ops are skipped. The chain's inputs stay live (planner) until that position.
+// chain becomes one fused node (nodes.go) that defines only the chain's last value, at the position
+// of the chain's last op, and its other ops become inner nodes, which compile to nothing. The liveness
+// pass keeps the chain's inputs live until the fused node.
 
 // fusion is one chain found before compiling.
 type fusion struct {
@@ -81,58 +82,28 @@ func resultShape(op *mil.Op) []int {
 	return op.Results[0].Type.Shape
 }
 
-// roundsOp reports whether the result of op is rounded to fp16 under c's numerics.
-func (c *compiler) roundsOp(op *mil.Op) bool {
-	return c.opts.Numerics == FP16 && isFloat16(op.Results[0].Type.DType)
+// roundsOp reports whether the result of op is rounded to fp16 under src's numerics.
+func (src *source) roundsOp(op *mil.Op) bool {
+	return src.opts.Numerics == FP16 && isFloat16(op.Results[0].Type.DType)
 }
 
-// findFusions returns the chains of fn that fuse, keyed by the index of their last op, and the set of
-// the other ops of those chains. It extends the life of the chains' inputs to the fused step.
-func (c *compiler) findFusions() (at map[int]*fusion, skip map[int]bool) {
-	at, skip = map[int]*fusion{}, map[int]bool{}
-	if c.opts.CheckNumerics || c.noFuse {
-		// A numerics check names the first op whose result is not finite: keep every op.
-		return at, skip
-	}
-	g := newGraph(c.fn)
-	for i, op := range c.fn.Ops {
+// fuseChains is the fusion pass: each chain of the function that fuses becomes a fused node at its
+// last op, and its other ops inner nodes; a chain that shares an op with one found before it stays as
+// it is.
+func (r *rewriter) fuseChains() {
+	for i, op := range r.fn.Ops {
 		if op == nil {
 			continue
 		}
 		var f *fusion
 		switch op.Kind {
 		case "softmax":
-			f = c.matchCausalAttention(g, i, op)
+			f = r.matchCausalAttention(i, op)
 		case "mul":
-			f = c.matchSoftmaxGrad(g, i, op)
+			f = r.matchSoftmaxGrad(i, op)
 		}
-		if f == nil {
-			continue
-		}
-		conflict := false
-		for _, j := range f.ops {
-			conflict = conflict || skip[j] || at[j] != nil
-		}
-		if conflict {
-			continue
-		}
-		last := f.ops[len(f.ops)-1]
-		at[last] = f
-		for _, j := range f.ops[:len(f.ops)-1] {
-			skip[j] = true
-			for _, a := range c.fn.Ops[j].Args {
-				if a == nil {
-					continue
-				}
-				for _, o := range a.Operands {
-					if o.Ref != nil && c.plan.lastUse[o.Ref.Name] < last {
-						c.plan.lastUse[o.Ref.Name] = last
-					}
-				}
-			}
+		if f != nil {
+			r.fuse(f)
 		}
 	}
-	c.foldTransposes(g, at, skip)
-	c.findViews(g, at, skip)
-	return at, skip
 }

@@ -50,31 +50,32 @@ type causalAttn struct {
 var attnRowBlock = 128
 
 // matchCausalAttention matches the chain ending at softmax op sm (index d).
-func (c *compiler) matchCausalAttention(g *graph, d int, sm *mil.Op) *fusion {
+func (r *rewriter) matchCausalAttention(d int, sm *mil.Op) *fusion {
+	g := r.g
 	shape := resultShape(sm)
 	if len(shape) < 2 {
 		return nil
 	}
-	if ax, err := c.intArg(sm, "axis", -1); err != nil || (ax != -1 && ax != len(shape)-1) {
+	if ax, err := r.intArg(sm, "axis", -1); err != nil || (ax != -1 && ax != len(shape)-1) {
 		return nil
 	}
 	ci, add, ok := g.inner(ref(sm, "x"), "add")
 	if !ok || !sameShape(resultShape(add), shape) {
 		return nil
 	}
-	bi, mul, maskV, ok := c.constOperand(g, add, "mul")
+	bi, mul, maskV, ok := r.constOperand(add, "mul")
 	if !ok || !sameShape(resultShape(mul), shape) {
 		return nil
 	}
-	ai, mm, scaleV, ok := c.constOperand(g, mul, "matmul")
+	ai, mm, scaleV, ok := r.constOperand(mul, "matmul")
 	if !ok || !sameShape(resultShape(mm), shape) {
 		return nil
 	}
-	scale, err := constTensor("scale", scaleV, c.w)
+	scale, err := constTensor("scale", scaleV, r.w)
 	if err != nil || len(scale.data) != 1 || len(scale.shape) > len(shape) {
 		return nil
 	}
-	mask, err := constTensor("mask", maskV, c.w)
+	mask, err := constTensor("mask", maskV, r.w)
 	if err != nil {
 		return nil
 	}
@@ -132,13 +133,13 @@ func (c *compiler) matchCausalAttention(g *graph, d int, sm *mil.Op) *fusion {
 
 // constOperand matches a binary op whose operands are a constant and a value made by an op of kind
 // that nothing else reads; it returns that op, its index and the constant.
-func (c *compiler) constOperand(g *graph, op *mil.Op, kind string) (int, *mil.Op, *mil.Value, bool) {
+func (r *rewriter) constOperand(op *mil.Op, kind string) (int, *mil.Op, *mil.Value, bool) {
 	for _, arg := range [2][2]string{{"x", "y"}, {"y", "x"}} {
-		v := c.consts.ArgValue(op, arg[1])
+		v := r.consts.ArgValue(op, arg[1])
 		if v == nil {
 			continue
 		}
-		if i, in, ok := g.inner(ref(op, arg[0]), kind); ok {
+		if i, in, ok := r.g.inner(ref(op, arg[0]), kind); ok {
 			return i, in, v, true
 		}
 	}

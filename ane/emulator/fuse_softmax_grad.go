@@ -26,16 +26,17 @@ type softmaxGrad struct {
 }
 
 // matchSoftmaxGrad matches the chain ending at mul op last (index i).
-func (c *compiler) matchSoftmaxGrad(g *graph, i int, last *mil.Op) *fusion {
+func (r *rewriter) matchSoftmaxGrad(i int, last *mil.Op) *fusion {
+	g := r.g
 	shape := resultShape(last)
 	if len(shape) < 1 {
 		return nil
 	}
-	ei, eop, scaleV, ok := c.constOperand(g, last, "mul")
+	ei, eop, scaleV, ok := r.constOperand(last, "mul")
 	if !ok || !sameShape(resultShape(eop), shape) {
 		return nil
 	}
-	scale, err := constTensor("scale", scaleV, c.w)
+	scale, err := constTensor("scale", scaleV, r.w)
 	if err != nil || len(scale.data) != 1 || len(scale.shape) > len(shape) {
 		return nil
 	}
@@ -61,11 +62,11 @@ func (c *compiler) matchSoftmaxGrad(g *graph, i int, last *mil.Op) *fusion {
 	if !sameShape(resultShape(rop), want) {
 		return nil
 	}
-	axes, ok, err := c.intsArg(rop, "axes")
+	axes, ok, err := r.intsArg(rop, "axes")
 	if err != nil || !ok || len(axes) != 1 || (axes[0] != -1 && axes[0] != len(shape)-1) {
 		return nil
 	}
-	if kd, err := c.boolArg(rop, "keep_dims", false); err != nil || !kd {
+	if kd, err := r.boolArg(rop, "keep_dims", false); err != nil || !kd {
 		return nil
 	}
 	ai, aop, ok := g.inner(ref(rop, "x"), "mul")

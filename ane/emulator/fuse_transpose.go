@@ -12,24 +12,24 @@ import (
 // (fuse_transpose_test.go compares with the separate ops).
 
 // swapsLast reports whether op is a transpose of a rank >= 2 value that swaps its last two dims only.
-func (c *compiler) swapsLast(op *mil.Op) bool {
+func (r *rewriter) swapsLast(op *mil.Op) bool {
 	if op.Kind != "transpose" || len(op.Results) != 1 || op.Results[0] == nil {
 		return false
 	}
-	perm, ok, err := c.intsArg(op, "perm")
-	r := len(perm)
-	if !ok || err != nil || r < 2 || len(resultShape(op)) != r {
+	perm, ok, err := r.intsArg(op, "perm")
+	rank := len(perm)
+	if !ok || err != nil || rank < 2 || len(resultShape(op)) != rank {
 		return false
 	}
 	for i, p := range perm {
 		want := i
 		switch i {
-		case r - 2:
-			want = r - 1
-		case r - 1:
-			want = r - 2
+		case rank - 2:
+			want = rank - 1
+		case rank - 1:
+			want = rank - 2
 		}
-		if p != want && p != want-r {
+		if p != want && p != want-rank {
 			return false
 		}
 	}
@@ -37,14 +37,14 @@ func (c *compiler) swapsLast(op *mil.Op) bool {
 }
 
 // rankOf is the declared rank of value name, -1 when it is not a known tensor.
-func (c *compiler) rankOf(g *graph, name string) int {
-	if i, ok := g.producer[name]; ok {
-		if s := resultShape(c.fn.Ops[i]); s != nil {
+func (r *rewriter) rankOf(name string) int {
+	if i, ok := r.g.producer[name]; ok {
+		if s := resultShape(r.fn.Ops[i]); s != nil {
 			return len(s)
 		}
 		return -1
 	}
-	for _, in := range c.fn.Inputs {
+	for _, in := range r.fn.Inputs {
 		if in != nil && in.Name == name && in.Type.Kind == mil.TensorKind {
 			return len(in.Type.Shape)
 		}
@@ -52,47 +52,45 @@ func (c *compiler) rankOf(g *graph, name string) int {
 	return -1
 }
 
-// foldTransposes finds the transposes to fold into products: it adds the matmul-then-transpose chains
-// to at and skip, and records in c.viaT the transposes that matmuls read through.
-func (c *compiler) foldTransposes(g *graph, at map[int]*fusion, skip map[int]bool) {
-	c.viaT = map[string]string{}
+// foldTransposes is the transpose pass: a transpose that only matmuls read becomes a folded node,
+// which its readers read through (rewriter.folded), and a matmul read only by a transpose becomes with
+// it a fused node that computes the transposed product. Ops already in fused nodes are left alone.
+func (r *rewriter) foldTransposes() {
 	// Transposed operands: every use is the x or y of a matmul.
 	mmUses := map[string]int{}
-	for _, op := range c.fn.Ops {
+	for _, op := range r.fn.Ops {
 		if op != nil && op.Kind == "matmul" {
 			for _, arg := range []string{"x", "y"} {
-				if r := ref(op, arg); r != "" {
-					mmUses[r]++
+				if name := ref(op, arg); name != "" {
+					mmUses[name]++
 				}
 			}
 		}
 	}
-	elided := map[int]bool{}
-	for i, op := range c.fn.Ops {
-		if op == nil || skip[i] || at[i] != nil || !c.swapsLast(op) {
+	for i, op := range r.fn.Ops {
+		if op == nil || r.nodes[i].kind != opNode || !r.swapsLast(op) {
 			continue
 		}
 		name, src := op.Results[0].Name, ref(op, "x")
-		if src == "" || g.uses[name] == 0 || g.uses[name] != mmUses[name] {
+		if src == "" || r.g.uses[name] == 0 || r.g.uses[name] != mmUses[name] {
 			continue
 		}
-		c.viaT[name] = src
-		elided[i] = true
+		r.nodes[i] = node{kind: foldedNode, src: src}
 	}
 	// Transposed results: a matmul read once, by such a transpose.
-	for i, op := range c.fn.Ops {
-		if op == nil || !c.swapsLast(op) || elided[i] || skip[i] || at[i] != nil {
+	for i, op := range r.fn.Ops {
+		if op == nil || r.nodes[i].kind != opNode || !r.swapsLast(op) {
 			continue
 		}
-		mi, mm, ok := g.inner(ref(op, "x"), "matmul")
-		if !ok || skip[mi] || at[mi] != nil || mm.Results[0].Type.DType != op.Results[0].Type.DType {
+		mi, mm, ok := r.g.inner(ref(op, "x"), "matmul")
+		if !ok || r.nodes[mi].kind != opNode || mm.Results[0].Type.DType != op.Results[0].Type.DType {
 			continue
 		}
-		if c.rankOf(g, ref(mm, "x")) < 2 || c.rankOf(g, ref(mm, "y")) < 2 {
+		if r.rankOf(ref(mm, "x")) < 2 || r.rankOf(ref(mm, "y")) < 2 {
 			continue
 		}
 		t := op
-		at[i] = &fusion{ops: []int{mi, i}, build: func(c *compiler) (step, error) {
+		r.fuse(&fusion{ops: []int{mi, i}, build: func(c *compiler) (step, error) {
 			out, err := c.result(t, 0)
 			if err != nil {
 				return step{}, err
@@ -102,26 +100,6 @@ func (c *compiler) foldTransposes(g *graph, at map[int]*fusion, skip map[int]boo
 				return step{}, err
 			}
 			return matmulStep(c, p, out), nil
-		}}
-		skip[mi] = true
-		for _, a := range mm.Args {
-			if a == nil {
-				continue
-			}
-			for _, o := range a.Operands {
-				if o.Ref != nil && c.plan.lastUse[o.Ref.Name] < i {
-					c.plan.lastUse[o.Ref.Name] = i
-				}
-			}
-		}
-	}
-	// A folded transpose's input lives as long as its result would have.
-	for i := range elided {
-		skip[i] = true
-		op := c.fn.Ops[i]
-		name, src := op.Results[0].Name, ref(op, "x")
-		if c.plan.lastUse[src] < c.plan.lastUse[name] {
-			c.plan.lastUse[src] = c.plan.lastUse[name]
-		}
+		}})
 	}
 }

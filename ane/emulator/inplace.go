@@ -28,40 +28,39 @@ type viewUse struct {
 	product bool
 }
 
-// findViews fills c.views: for each value that only matmuls and binary ops read (directly or through
-// aliasKinds ops; matmuls also through folded transposes), its uses. Ops of the fused chains at and
-// skip (findFusions) do not count as binary readers.
-func (c *compiler) findViews(g *graph, at map[int]*fusion, skip map[int]bool) {
-	c.views = map[string][]viewUse{}
-	uses := readers(c.fn)
+// findViews is the views pass: it sets the views of each node whose result only matmuls and binary
+// ops read (directly or through aliasKinds ops; matmuls also through folded transposes) to those uses.
+// Ops in fused nodes do not count as binary readers.
+func (r *rewriter) findViews() {
+	uses := readers(r.fn)
 	// Readers come after their operands: walk the ops backwards so that an alias's result is settled
 	// before its input.
-	for i := len(c.fn.Ops) - 1; i >= 0; i-- {
-		op := c.fn.Ops[i]
+	for i := len(r.fn.Ops) - 1; i >= 0; i-- {
+		op := r.fn.Ops[i]
 		if op == nil || len(op.Results) != 1 || op.Results[0] == nil {
 			continue
 		}
 		name := op.Results[0].Name
 		us := uses[name]
-		if len(us) == 0 || len(us) != g.uses[name] { // unread, or an output
+		if len(us) == 0 || len(us) != r.g.uses[name] { // unread, or an output
 			continue
 		}
 		var vs []viewUse
 		ok := true
 		for _, u := range us {
-			r, s := c.fn.Ops[u], resultShape(op)
+			rd, s := r.fn.Ops[u], resultShape(op)
 			switch {
-			case r.Kind == "matmul":
-				ok = len(s) >= 2 && refsIn(r, name, "x", "y")
+			case rd.Kind == "matmul":
+				ok = len(s) >= 2 && refsIn(rd, name, "x", "y")
 				vs = append(vs, viewUse{s, true})
-			case r.Kind == "transpose" && len(r.Results) == 1 && c.viaT[r.Results[0].Name] == name:
+			case r.nodes[u].kind == foldedNode && r.nodes[u].src == name:
 				// A folded transpose (fuse_transpose.go): its matmuls read name itself.
 				ok = len(s) >= 2
 				vs = append(vs, viewUse{s, true})
-			case aliasKinds[r.Kind] && ref(r, "x") == name && c.views[r.Results[0].Name] != nil:
-				vs = append(vs, c.views[r.Results[0].Name]...)
-			case binaryKinds[r.Kind] && !skip[u] && at[u] == nil:
-				ok = s != nil && refsIn(r, name, "x", "y")
+			case aliasKinds[rd.Kind] && ref(rd, "x") == name && r.nodes[u].views != nil:
+				vs = append(vs, r.nodes[u].views...)
+			case binaryKinds[rd.Kind] && r.nodes[u].kind == opNode:
+				ok = s != nil && refsIn(rd, name, "x", "y")
 				vs = append(vs, viewUse{s, false})
 			default:
 				ok = false
@@ -71,7 +70,7 @@ func (c *compiler) findViews(g *graph, at map[int]*fusion, skip map[int]bool) {
 			}
 		}
 		if ok {
-			c.views[name] = vs
+			r.nodes[i].views = vs
 		}
 	}
 }
@@ -120,15 +119,16 @@ func (l *layout) matrices(offs []int, mat int) int {
 }
 
 // inPlace returns the data and layout of the view (dims of out, collapsed to g's) of src when it can
-// be read in place, and a nil layout when it cannot. Every matmul that reads out (c.views) reads a
+// be read in place, and a nil layout when it cannot. Every matmul that reads out (its node's views) reads a
 // value of shape [1, ..., rows, cols], every binary op one whose last dims hold cols > 1 values, with
 // the rows ld apart; a view that only products read may also be any batch of matrices of rows ld
 // apart and contiguous columns, all read as the same [..., rows, cols].
 func (c *compiler) inPlace(out *tensor, g *gather, src []float32) ([]float32, *layout) {
-	uses := c.views[out.name]
-	if len(uses) == 0 {
+	n := c.rw.nodeOf(out.name)
+	if n == nil || len(n.views) == 0 {
 		return nil, nil
 	}
+	uses := n.views
 	var rows, cols, ld int
 	switch {
 	case len(g.dims) == 2 && g.str[1] == 1 && g.str[0] > g.dims[1]:

@@ -75,7 +75,7 @@ func (c *compiler) mmOperand(op *mil.Op, arg string) (*tensor, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if src, ok := c.viaT[ref(op, arg)]; ok {
+	if src, ok := c.rw.folded(ref(op, arg)); ok {
 		if t, ok := c.env[src]; ok {
 			return t, !tr, nil
 		}

@@ -3,8 +3,6 @@ package emulator
 import (
 	"math"
 	"unsafe"
-
-	"github.com/anestar/anestar/mil"
 )
 
 // Memory plan. Op results get their buffers from a free list at compile time: a buffer whose values are
@@ -25,61 +23,17 @@ const forever = math.MaxInt
 
 // planner hands out and takes back buffers as compilation walks the ops.
 type planner struct {
-	lastUse map[string]int        // value name -> index of the last op reading it
+	lastUse map[string]int        // value name -> index of the last op reading it (liveness)
 	live    []*buffer             // buffers holding values still to be read
 	free    []*buffer             // buffers available for reuse
 	take    func(n int) []float32 // a new buffer of n elements
 	spoil   func([]float32)       // prepares a reused buffer (tests fill it with NaN)
 }
 
-// newPlanner computes the last use of every value of fn; take makes new buffers, spoil prepares
-// reused ones.
-func newPlanner(fn *mil.Func, take func(n int) []float32, spoil func([]float32)) *planner {
-	p := &planner{lastUse: map[string]int{}, take: take, spoil: spoil}
-	outs := map[string]bool{}
-	for _, r := range fn.Outputs {
-		outs[r.Name] = true
-		p.lastUse[r.Name] = forever
-	}
-	// The operands of an op that makes an output may be written to the output surface directly; so
-	// may those of an op whose result an output cast reads (outputCasts).
-	direct := map[string]bool{}
-	for name := range outs {
-		direct[name] = true
-	}
-	for _, op := range fn.Ops {
-		if op == nil || op.Kind != "cast" || len(op.Results) != 1 || op.Results[0] == nil || !outs[op.Results[0].Name] {
-			continue
-		}
-		if x := op.Arg("x"); x != nil && len(x.Operands) == 1 && x.Operands[0].Ref != nil {
-			direct[x.Operands[0].Ref.Name] = true
-		}
-	}
-	for i, op := range fn.Ops {
-		if op == nil {
-			continue
-		}
-		keep := false
-		for _, r := range op.Results {
-			keep = keep || (r != nil && direct[r.Name])
-		}
-		for _, a := range op.Args {
-			if a == nil {
-				continue
-			}
-			for _, o := range a.Operands {
-				if o.Ref == nil {
-					continue
-				}
-				if keep {
-					p.lastUse[o.Ref.Name] = forever
-				} else if p.lastUse[o.Ref.Name] < i {
-					p.lastUse[o.Ref.Name] = i
-				}
-			}
-		}
-	}
-	return p
+// newPlanner returns a planner over the last uses the liveness pass computed (nodes.go); take makes
+// new buffers, spoil prepares reused ones.
+func newPlanner(lastUse map[string]int, take func(n int) []float32, spoil func([]float32)) *planner {
+	return &planner{lastUse: lastUse, take: take, spoil: spoil}
 }
 
 // release returns the buffers whose values are all read by the time op index i runs.
