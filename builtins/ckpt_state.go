@@ -240,7 +240,6 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 		}
 	}
 	s.rng.src.UnmarshalBinary(r.RNG)
-	s.resumedStep = r.Step
 	for n, v := range r.Taken { // the values the script took are the checkpoint's: recorded as the run's from now on
 		if s.taken == nil {
 			s.taken = map[string]json.RawMessage{}
