@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/anestar/anestar/internal/floats"
+
 	"go.starlark.net/starlark"
 )
 
@@ -33,6 +35,6 @@ func BenchmarkAddGo(b *testing.B) {
 	x := make([]float32, 768*512)
 	y := make([]float32, 768*512)
 	for i := 0; i < b.N; i++ {
-		applyTensor(opAdd, x, y)
+		floats.Apply(floats.Add, x, y)
 	}
 }

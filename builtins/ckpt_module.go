@@ -35,8 +35,9 @@ func (s *session) ckptModule() *moduleDef {
 				"compared with the run's: a structural one (save_state's structural) that differs is an error naming both values, " +
 				"the others that differ are printed in a note; taken names parameters the script took from the checkpoint (ckpt.meta) " +
 				"rather than its own, which are not compared. Returns a struct: path, step, times " +
-				"(dict), params (the parameters saved with it, a dict), structural (a list of names) and meta (dict). A " +
-				"metrics file opened after it to append drops its lines from that step on.", fn: s.ckptLoadState},
+				"(dict), params (the parameters saved with it, a dict), structural (a list of names), meta (dict) and grads " +
+				"(whether gradients were restored). Pass step to process.metrics as resume_from, so that its file drops the lines " +
+				"a killed run wrote after the checkpoint.", fn: s.ckptLoadState},
 			{sig: "exists(path)", doc: "True when path exists: whether there is a checkpoint to resume from.", fn: ckptExists},
 			{sig: "meta(path)", doc: "The metadata of the checkpoint at path (a dict of name to value, as read gives it), read from its header alone: what a run needs to know before it builds the tensors to load the checkpoint into, such as the model's sizes.", fn: ckptMeta},
 		}, s.llama2Fns()...),

@@ -114,9 +114,6 @@ type session struct {
 	locks      map[string]*ckpt.PathLock // checkpoint locks held, by absolute path
 	saved      string                    // the last checkpoint ckpt.save_state wrote
 	savedStep  int64                     // its step
-	// resumedStep is the step of the state ckpt.load_state restored, -1 before: a metrics file
-	// opened to append drops its lines from this step on.
-	resumedStep int64
 	// savedOnce holds the absolute paths of the checkpoints saved in this run (see prepareSave).
 	savedOnce map[string]bool
 	mu        sync.Mutex // guards closers against concurrent appends (queues run elsewhere)
@@ -138,8 +135,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		rng:   newRNG(cfg.Seed),
 		start: time.Now(),
 		loads: map[string]*loadEntry{},
-
-		resumedStep: -1,
 	}
 	s.startRSS, _, _ = memlimit.Resident()
 	if cfg.now != nil {

@@ -112,11 +112,12 @@ func (s *session) processModule() *moduleDef {
 				"line; elsewhere it prints a line at most every `every` seconds. label names what is counted (`window 12/661 ... ms/window`); " +
 				"with delay, nothing is shown until that many seconds after the first update (a phase that may be quick stays silent). " +
 				"See the progress type.", fn: s.processProgress},
-			{sig: "metrics(path, append = None)", doc: "Opens path for JSON lines and returns a metrics writer; " +
-				"it is closed when the run ends. With append None (the default) a resumed run (--resume) appends and a " +
+			{sig: "metrics(path, append = None, resume_from = None)", doc: "Opens path for JSON lines and returns a metrics writer; " +
+				"it is closed when the run ends. resume_from is the step a resumed run restored (ckpt.load_state's step), None for a " +
+				"run that restored none. With append None (the default) a resumed run (--resume, or resume_from given) appends and a " +
 				"fresh run starts the file anew, so a file never holds a step twice; True or False forces one. " +
-				"Appending first repairs a last line that a crash left half written, and after ckpt.load_state drops the " +
-				"lines after the restored step (a killed run wrote them after its checkpoint): a record's `step` is the steps done, " +
+				"Appending first repairs a last line that a crash left half written, then drops the lines after resume_from " +
+				"(a killed run wrote them after its checkpoint): a record's `step` is the steps done, " +
 				"the counter the checkpoint records, so the records up to and including it are kept. A write that fails (a full " +
 				"disk) prints one warning and turns the log off; the training goes on.", fn: s.processMetrics},
 		},
@@ -308,11 +309,20 @@ func (m *metrics) Close() error {
 
 func (s *session) processMetrics(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var path string
-	var appendArg starlark.Value = starlark.None
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "append?", &appendArg); err != nil {
+	var appendArg, fromArg starlark.Value = starlark.None, starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "append?", &appendArg, "resume_from?", &fromArg); err != nil {
 		return nil, err
 	}
-	appendMode := s.cfg.Resume
+	from := int64(-1) // the step the run resumed from, -1 for none
+	if fromArg != starlark.None {
+		n, ok := fromArg.(starlark.Int)
+		v, exact := n.Int64()
+		if !ok || !exact || v < 0 {
+			return nil, nameErrf(b.Name(), "resume_from must be None or a step (an int, 0 or more: ckpt.load_state's step), not %s %s", fromArg.Type(), fromArg)
+		}
+		from = v
+	}
+	appendMode := s.cfg.Resume || from >= 0
 	switch v := appendArg.(type) {
 	case starlark.NoneType:
 	case starlark.Bool:
@@ -332,10 +342,10 @@ func (s *session) processMetrics(_ *starlark.Thread, b *starlark.Builtin, args s
 	if err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
-	if appendMode && s.resumedStep >= 0 {
+	if appendMode && from >= 0 {
 		// A record's step counts the steps done, as the checkpoint's step does: records up to the
 		// restored step are the checkpoint's; later ones a killed run wrote, and the resumed run redoes.
-		if _, err := w.DropFrom("step", s.resumedStep+1); err != nil {
+		if _, err := w.DropFrom("step", from+1); err != nil {
 			w.Close()
 			return nil, nameErr(b.Name(), err)
 		}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/internal/floats"
 
 	"go.starlark.net/starlark"
 )
@@ -230,7 +231,7 @@ func queueAxpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		return nil, err
 	}
 	return starlark.None, q.submit(b.Name(), []*Tensor{x}, []*Tensor{y}, func() error {
-		axpy(float32(alpha), x.data, y.data)
+		floats.Axpy(float32(alpha), x.data, y.data)
 		return nil
 	})
 }

@@ -71,9 +71,10 @@ func TestMetricsWriteErrorWarnsOnce(t *testing.T) {
 	}
 }
 
-// TestResumedMetricsDropLinesPastCheckpoint: after ckpt.load_state restores step 3 (steps done), a
-// metrics file opened to append keeps the lines up to and including step 3 and loses the later ones,
-// which a killed run wrote after its checkpoint.
+// TestResumedMetricsDropLinesPastCheckpoint: given the step ckpt.load_state restored, 3 (steps done),
+// as resume_from, a metrics file keeps the lines up to and including step 3 and loses the later ones,
+// which a killed run wrote after its checkpoint; with --resume or without. Without resume_from a
+// resumed run appends and drops nothing: loading a checkpoint alone does not touch the file.
 func TestResumedMetricsDropLinesPastCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	m := filepath.Join(dir, "m.jsonl")
@@ -81,20 +82,30 @@ func TestResumedMetricsDropLinesPastCheckpoint(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		lines += `{"step":` + string(rune('0'+i)) + `,"loss":1}` + "\n"
 	}
-	os.WriteFile(m, []byte(lines), 0o644)
 	c := filepath.Join(dir, "c.safetensors")
 	save := "W = {\"w\": tensor.ones(2)}\nckpt.save_state(" + quoteStar(c) + ", W, step = 3)\n"
 	if _, err := Run(context.Background(), Config{Script: "s.star", Source: []byte(save)}); err != nil {
 		t.Fatal(err)
 	}
-	resume := "W = {\"w\": tensor.ones(2)}\nst = ckpt.load_state(" + quoteStar(c) + ", W)\nlog = process.metrics(" + quoteStar(m) + ")\nlog.write(step = st.step + 1, loss = 0.5)\n"
-	if _, err := Run(context.Background(), Config{Script: "r.star", Source: []byte(resume), Resume: true}); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(m)
-	want := `{"step":0,"loss":1}` + "\n" + `{"step":1,"loss":1}` + "\n" + `{"step":2,"loss":1}` + "\n" + `{"step":3,"loss":1}` + "\n" + `{"step":4,"loss":0.5}` + "\n"
-	if string(data) != want {
-		t.Errorf("metrics file:\n%s\nwant:\n%s", data, want)
+	kept := `{"step":0,"loss":1}` + "\n" + `{"step":1,"loss":1}` + "\n" + `{"step":2,"loss":1}` + "\n" + `{"step":3,"loss":1}` + "\n"
+	for _, tc := range []struct {
+		name, metrics string
+		resume        bool
+		want          string
+	}{
+		{"resume_from", "process.metrics(" + quoteStar(m) + ", resume_from = st.step)", true, kept},
+		{"resume_from without --resume", "process.metrics(" + quoteStar(m) + ", resume_from = st.step)", false, kept},
+		{"no resume_from", "process.metrics(" + quoteStar(m) + ")", true, lines},
+	} {
+		os.WriteFile(m, []byte(lines), 0o644)
+		resume := "W = {\"w\": tensor.ones(2)}\nst = ckpt.load_state(" + quoteStar(c) + ", W)\nlog = " + tc.metrics + "\nlog.write(step = st.step + 1, loss = 0.5)\n"
+		if _, err := Run(context.Background(), Config{Script: "r.star", Source: []byte(resume), Resume: tc.resume}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		data, _ := os.ReadFile(m)
+		if want := tc.want + `{"step":4,"loss":0.5}` + "\n"; string(data) != want {
+			t.Errorf("%s: metrics file:\n%s\nwant:\n%s", tc.name, data, want)
+		}
 	}
 }
 

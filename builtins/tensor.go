@@ -2,8 +2,8 @@ package builtins
 
 import (
 	"fmt"
+	"github.com/anestar/anestar/internal/floats"
 	"github.com/anestar/anestar/internal/memlimit"
-	"github.com/anestar/anestar/internal/vec"
 	"strings"
 	"sync"
 
@@ -235,9 +235,7 @@ func (t *Tensor) Unary(op syntax.Token) (starlark.Value, error) {
 	switch op {
 	case syntax.MINUS:
 		r := &Tensor{shape: append([]int(nil), t.shape...), data: make([]float32, len(t.data)), st: new(storage)}
-		for i, x := range t.data {
-			r.data[i] = -x
-		}
+		floats.Neg(r.data, t.data)
 		return r, nil
 	case syntax.PLUS:
 		return t, nil
@@ -247,16 +245,16 @@ func (t *Tensor) Unary(op syntax.Token) (starlark.Value, error) {
 
 // Binary implements + - * / between tensors of the same shape and between a tensor and a number.
 func (t *Tensor) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
-	var k elemOp
+	var k floats.Op
 	switch op {
 	case syntax.PLUS:
-		k = opAdd
+		k = floats.Add
 	case syntax.MINUS:
-		k = opSub
+		k = floats.Sub
 	case syntax.STAR:
-		k = opMul
+		k = floats.Mul
 	case syntax.SLASH:
-		k = opDiv
+		k = floats.Div
 	default:
 		return nil, nil // not supported: Starlark reports the operand types
 	}
@@ -269,10 +267,10 @@ func (t *Tensor) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (
 	if f, ok := starlark.AsFloat(y); ok {
 		if side == starlark.Right {
 			// f op t: compute into r as (f op t) elementwise.
-			applyScalarLeft(k, float32(f), r.data)
+			floats.ApplyScalarLeft(k, float32(f), r.data)
 			return r, nil
 		}
-		applyScalar(k, r.data, float32(f))
+		floats.ApplyScalar(k, r.data, float32(f))
 		return r, nil
 	}
 	u, ok := y.(*Tensor)
@@ -287,10 +285,10 @@ func (t *Tensor) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (
 	}
 	if side == starlark.Right {
 		copy(r.data, u.data)
-		applyTensor(k, r.data, t.data)
+		floats.Apply(k, r.data, t.data)
 		return r, nil
 	}
-	applyTensor(k, r.data, u.data)
+	floats.Apply(k, r.data, u.data)
 	return r, nil
 }
 
@@ -304,83 +302,4 @@ func sameShape(fn string, a, b *Tensor) error {
 		}
 	}
 	return nil
-}
-
-// elemOp is an elementwise arithmetic operation.
-type elemOp uint8
-
-const (
-	opAdd elemOp = iota
-	opSub
-	opMul
-	opDiv
-)
-
-// vecOps are the vector code's ops of the elementwise ops (same bits as the scalar loops).
-var vecOps = [...]vec.Op{opAdd: vec.Add, opSub: vec.Sub, opMul: vec.Mul, opDiv: vec.Div}
-
-// applyScalar sets d[i] = d[i] op f.
-func applyScalar(k elemOp, d []float32, f float32) {
-	d = d[vec.VS(vecOps[k], d, d, f):]
-	switch k {
-	case opAdd:
-		for i := range d {
-			d[i] += f
-		}
-	case opSub:
-		for i := range d {
-			d[i] -= f
-		}
-	case opMul:
-		for i := range d {
-			d[i] *= f
-		}
-	case opDiv:
-		for i := range d {
-			d[i] /= f
-		}
-	}
-}
-
-// applyScalarLeft sets d[i] = f op d[i].
-func applyScalarLeft(k elemOp, f float32, d []float32) {
-	switch k {
-	case opAdd:
-		applyScalar(opAdd, d, f)
-	case opSub:
-		for i := vec.VS(vec.RSub, d, d, f); i < len(d); i++ {
-			d[i] = f - d[i]
-		}
-	case opMul:
-		applyScalar(opMul, d, f)
-	case opDiv:
-		for i := vec.VS(vec.RDiv, d, d, f); i < len(d); i++ {
-			d[i] = f / d[i]
-		}
-	}
-}
-
-// applyTensor sets d[i] = d[i] op s[i]; len(s) == len(d).
-func applyTensor(k elemOp, d, s []float32) {
-	s = s[:len(d)]
-	n := vec.VV(vecOps[k], d, d, s)
-	d, s = d[n:], s[n:]
-	switch k {
-	case opAdd:
-		for i := range d {
-			d[i] += s[i]
-		}
-	case opSub:
-		for i := range d {
-			d[i] -= s[i]
-		}
-	case opMul:
-		for i := range d {
-			d[i] *= s[i]
-		}
-	case opDiv:
-		for i := range d {
-			d[i] /= s[i]
-		}
-	}
 }

@@ -2,8 +2,8 @@ package builtins
 
 import (
 	"fmt"
+	"github.com/anestar/anestar/internal/floats"
 	"github.com/anestar/anestar/internal/transpose"
-	"math"
 
 	"go.starlark.net/starlark"
 )
@@ -31,16 +31,16 @@ var tensorType = &typeDef{
 		{sig: "fill_(value)", doc: "Sets every element to value.", fn: tFill},
 		{sig: "zero_()", doc: "Sets every element to 0.", fn: tZero},
 		{sig: "copy_(src)", doc: "Copies src's elements into this tensor; the sizes must match (the shapes may differ).", fn: tCopyFrom},
-		{sig: "add_(x)", doc: "Adds a number or a tensor of the same shape, in place.", fn: tInPlace(opAdd)},
-		{sig: "sub_(x)", doc: "Subtracts a number or a tensor of the same shape, in place.", fn: tInPlace(opSub)},
-		{sig: "mul_(x)", doc: "Multiplies by a number or a tensor of the same shape, in place.", fn: tInPlace(opMul)},
-		{sig: "div_(x)", doc: "Divides by a number or a tensor of the same shape, in place.", fn: tInPlace(opDiv)},
+		{sig: "add_(x)", doc: "Adds a number or a tensor of the same shape, in place.", fn: tInPlace(floats.Add)},
+		{sig: "sub_(x)", doc: "Subtracts a number or a tensor of the same shape, in place.", fn: tInPlace(floats.Sub)},
+		{sig: "mul_(x)", doc: "Multiplies by a number or a tensor of the same shape, in place.", fn: tInPlace(floats.Mul)},
+		{sig: "div_(x)", doc: "Divides by a number or a tensor of the same shape, in place.", fn: tInPlace(floats.Div)},
 		{sig: "axpy_(alpha, x)", doc: "Adds alpha * x (x of the same shape), in place: the gradient accumulation step.", fn: tAxpy},
-		{sig: "sum()", doc: "The sum of the elements (accumulated in float64).", fn: tReduce(redSum)},
-		{sig: "mean()", doc: "The mean of the elements.", fn: tReduce(redMean)},
-		{sig: "max()", doc: "The largest element.", fn: tReduce(redMax)},
-		{sig: "min()", doc: "The smallest element.", fn: tReduce(redMin)},
-		{sig: "norm()", doc: "The L2 norm of the elements.", fn: tReduce(redNorm)},
+		{sig: "sum()", doc: "The sum of the elements (accumulated in float64).", fn: tReduce(floats.Sum)},
+		{sig: "mean()", doc: "The mean of the elements.", fn: tReduce(floats.Mean)},
+		{sig: "max()", doc: "The largest element.", fn: tReduce(floats.Max)},
+		{sig: "min()", doc: "The smallest element.", fn: tReduce(floats.Min)},
+		{sig: "norm()", doc: "The L2 norm of the elements.", fn: tReduce(floats.Norm)},
 		{sig: "dot(x)", doc: "The sum of elementwise products with x of the same shape.", fn: tDot},
 	},
 }
@@ -206,10 +206,7 @@ func tFill(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 	if err := t.writable(b.Name()); err != nil {
 		return nil, err
 	}
-	f := float32(v)
-	for i := range t.data {
-		t.data[i] = f
-	}
+	floats.Fill(t.data, float32(v))
 	return t, nil
 }
 
@@ -244,7 +241,7 @@ func tCopyFrom(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	return t, nil
 }
 
-func tInPlace(k elemOp) impl {
+func tInPlace(k floats.Op) impl {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		t := recvTensor(b)
 		var x starlark.Value
@@ -255,7 +252,7 @@ func tInPlace(k elemOp) impl {
 			return nil, err
 		}
 		if f, ok := starlark.AsFloat(x); ok {
-			applyScalar(k, t.data, float32(f))
+			floats.ApplyScalar(k, t.data, float32(f))
 			return t, nil
 		}
 		u, ok := x.(*Tensor)
@@ -268,7 +265,7 @@ func tInPlace(k elemOp) impl {
 		if err := u.readable(b.Name()); err != nil {
 			return nil, err
 		}
-		applyTensor(k, t.data, u.data)
+		floats.Apply(k, t.data, u.data)
 		return t, nil
 	}
 }
@@ -289,60 +286,12 @@ func tAxpy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 	if err := t.writable(b.Name()); err != nil {
 		return nil, err
 	}
-	axpy(float32(alpha), x.data, t.data)
+	floats.Axpy(float32(alpha), x.data, t.data)
 	return t, nil
 }
 
-// axpy sets y += a*x.
-func axpy(a float32, x, y []float32) {
-	x = x[:len(y)]
-	for i := range y {
-		y[i] += a * x[i]
-	}
-}
-
-type reduction uint8
-
-const (
-	redSum reduction = iota
-	redMean
-	redMax
-	redMin
-	redNorm
-)
-
-func reduce(k reduction, d []float32) float64 {
-	switch k {
-	case redSum, redMean:
-		var s float64
-		for _, x := range d {
-			s += float64(x)
-		}
-		if k == redMean {
-			s /= float64(len(d))
-		}
-		return s
-	case redMax, redMin:
-		m := float64(d[0])
-		for _, x := range d[1:] {
-			if (k == redMax && float64(x) > m) || (k == redMin && float64(x) < m) || x != x {
-				m = float64(x)
-				if x != x {
-					return m
-				}
-			}
-		}
-		return m
-	default:
-		var s float64
-		for _, x := range d {
-			s += float64(x) * float64(x)
-		}
-		return math.Sqrt(s)
-	}
-}
-
-func tReduce(k reduction) impl {
+// tReduce is a method that returns f of the tensor's elements.
+func tReduce(f func([]float32) float64) impl {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		t := recvTensor(b)
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
@@ -351,7 +300,7 @@ func tReduce(k reduction) impl {
 		if err := t.readable(b.Name()); err != nil {
 			return nil, err
 		}
-		return starlark.Float(reduce(k, t.data)), nil
+		return starlark.Float(f(t.data)), nil
 	}
 }
 
@@ -370,9 +319,5 @@ func tDot(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs [
 	if err := x.readable(b.Name()); err != nil {
 		return nil, err
 	}
-	var s float64
-	for i, v := range t.data {
-		s += float64(v) * float64(x.data[i])
-	}
-	return starlark.Float(s), nil
+	return starlark.Float(floats.Dot(t.data, x.data)), nil
 }

@@ -65,6 +65,16 @@
 // Every value is stored exactly (integers as I64, generator states as bytes, times in
 // round-trip decimal), so a run resumed from a checkpoint continues bit-identically.
 //
+// A Run is a training run's side of a State: its weights and gradients (Vars, by name and
+// shape, over the run's own memory), its Optim (a Slot per weight and moment) and its generator
+// and parameters. CaptureState makes the State to save of a Run. ReadState reads one back,
+// refusing a file that is not a training state, and State.Match checks it whole against the
+// resuming Run — the recorded parameters (CompareParams: a structural one that differs is an
+// error, the others a note), every weight by name and shape with finite values and no weight
+// the run lacks, the optimizer's slots and count, the gradients — before anything changes: the
+// Restore it returns holds the decoded tensors, and Restore.Apply writes the weights and
+// gradients; the optimizer's state and the generator's it leaves to the caller.
+//
 // # Integrity and ownership
 //
 // Save stores a CRC-32C of each tensor's bytes in the metadata entry ChecksumKey, and Decode
