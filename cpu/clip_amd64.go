@@ -2,7 +2,7 @@
 
 package cpu
 
-import "github.com/anestar/anestar/half"
+import "github.com/anestar/anestar/internal/cpuid"
 
 // On amd64 with AVX2, the float64 sums of GlobalNorm (of squares) and of the softmax's exponentials run
 // sixteen lanes at a time, which the Go code adds up, in both versions alike (laneSum).
@@ -12,7 +12,7 @@ import "github.com/anestar/anestar/half"
 //go:noescape
 func laneSumAVX2(x *float32, n int, lanes *[16]float64, square bool)
 
-var hasClipVec = half.HasAVX2()
+var hasClipVec = cpuid.HasAVX2()
 
 // laneSumVec runs laneSumAVX2 on the longest prefix of whole blocks of x and returns its length.
 func laneSumVec(x []float32, lanes *[16]float64, square bool) int {

@@ -1,9 +1,9 @@
 // Package cpu holds the host numerics of anestar: the arithmetic the CPU
 // does around the Neural Engine (or its emulator) and for scripts.
 //
-// Half precision is package half's: the fp16 and bf16 conversions and the
-// CPU feature detection live there, in a leaf that the file-format
-// packages share without linking the BLAS loaders.
+// Half precision is package half's: the fp16 and bf16 conversions live
+// there, in a leaf that the file-format packages share without linking the
+// BLAS loaders; the CPU feature detection is internal/cpuid's.
 //
 // Matrix products. [Sgemm] computes C = alpha*op(A)*op(B) + beta*C on
 // row-major float32 matrices with a [BLAS] implementation chosen at run

@@ -2,7 +2,7 @@
 
 package cpu
 
-import "github.com/anestar/anestar/half"
+import "github.com/anestar/anestar/internal/cpuid"
 
 // On amd64 with AVX2, RMSNorm's passes run eight columns at a time. Each lane is the scalar code's
 // sequence of IEEE float32 operations (no fused multiply-add), so the bits are the same; the one sum
@@ -26,7 +26,7 @@ func rmsScaleAVX2(out, x, r *float32, wc float32, n int)
 //go:noescape
 func rmsGradAVX2(dx, dy, x, r, coef *float32, wc float32, lanes *[8]float32, n int)
 
-var hasRMSVec = half.HasAVX2()
+var hasRMSVec = cpuid.HasAVX2()
 
 // rmsColsVec runs rmsColsAVX2 on the longest prefix of whole blocks of ss and returns its length.
 func rmsColsVec(ss, dot, x, dy, w []float32, C, S int) int {

@@ -1,8 +1,4 @@
-package half
-
-// CPU feature detection for the amd64 assembly of this package and of other packages (the emulator's
-// vector exp, the BLAS loader's core choice): one CPUID and XGETBV reading, so every vector path asks
-// the same question the same way.
+package cpuid
 
 //go:noescape
 func cpuid(eaxIn, ecxIn uint32) (eax, ebx, ecx, edx uint32)
