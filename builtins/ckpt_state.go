@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/anestar/anestar/ckpt"
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/optim"
 	starjson "go.starlark.net/lib/json"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -343,7 +343,7 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 		}
 	}
 	var opt *optimizer
-	news := map[string]cpu.State{}
+	news := map[string]optim.State{}
 	if optV != starlark.None {
 		if opt, ok = optV.(*optimizer); !ok {
 			return nil, nameErrf(b.Name(), "optim: got %s, want an optimizer", optV.Type())
@@ -353,7 +353,7 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 			return nil, fail("no tensor %s%s (the optimizer's update count)", ckpt.CounterPrefix, optimCounter)
 		}
 		for _, k := range opt.names {
-			ns := cpu.State{Steps: int(steps)}
+			ns := optim.State{Steps: int(steps)}
 			for _, sl := range opt.opts[k].State().Slots {
 				name := ckpt.OptimPrefix + k + "/" + sl.Name
 				ct, ok := st.Optim[k][sl.Name]
@@ -367,7 +367,7 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 				if err != nil {
 					return nil, fail("tensor %s: %v", name, err)
 				}
-				ns.Slots = append(ns.Slots, cpu.Slot{Name: sl.Name, Data: data})
+				ns.Slots = append(ns.Slots, optim.Slot{Name: sl.Name, Data: data})
 			}
 			news[k] = ns
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/optim"
 	"go.starlark.net/starlark"
 )
 
@@ -40,7 +40,7 @@ type optimizer struct {
 	kind   string
 	names  []string // sorted
 	params map[string]*Tensor
-	opts   map[string]cpu.Optimizer
+	opts   map[string]optim.Optimizer
 }
 
 var optimizerType = &typeDef{
@@ -118,32 +118,32 @@ func optimNew(kind string) impl {
 		if err != nil {
 			return nil, err
 		}
-		o := &optimizer{kind: kind, params: map[string]*Tensor{}, opts: map[string]cpu.Optimizer{}}
+		o := &optimizer{kind: kind, params: map[string]*Tensor{}, opts: map[string]optim.Optimizer{}}
 		for i, k := range keys {
 			t, ok := vals[i].(*Tensor)
 			if !ok {
 				return nil, nameErrf(b.Name(), "params[%q]: got %s, want tensor", k, vals[i].Type())
 			}
 			n := t.Size()
-			var opt cpu.Optimizer
+			var opt optim.Optimizer
 			switch kind {
 			case "sgd":
-				opt = cpu.NewSGD(n)
+				opt = optim.NewSGD(n)
 			case "momentum":
-				m := cpu.NewMomentum(n, float32(beta), nesterov)
+				m := optim.NewMomentum(n, float32(beta), nesterov)
 				m.Dampening = float32(dampening)
 				opt = m
 			case "adagrad":
-				opt = cpu.NewAdaGrad(n, float32(eps))
+				opt = optim.NewAdaGrad(n, float32(eps))
 			case "rmsprop":
-				opt = cpu.NewRMSProp(n, float32(rho), float32(eps))
+				opt = optim.NewRMSProp(n, float32(rho), float32(eps))
 			case "adam":
-				opt = cpu.NewAdam(n, float32(b1), float32(b2), float32(eps))
+				opt = optim.NewAdam(n, float32(b1), float32(b2), float32(eps))
 			case "adamw":
 				if skip[k] {
-					opt = cpu.NewAdam(n, float32(b1), float32(b2), float32(eps))
+					opt = optim.NewAdam(n, float32(b1), float32(b2), float32(eps))
 				} else {
-					opt = cpu.NewAdamW(n, float32(b1), float32(b2), float32(eps), float32(wd))
+					opt = optim.NewAdamW(n, float32(b1), float32(b2), float32(eps), float32(wd))
 				}
 			}
 			o.params[k], o.opts[k] = t, opt
@@ -265,10 +265,10 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	}
 	steps := int(stepsT.data[0])
 	// Check everything before changing anything.
-	news := map[string]cpu.State{}
+	news := map[string]optim.State{}
 	for _, k := range o.names {
 		cur := o.opts[k].State()
-		ns := cpu.State{Steps: steps}
+		ns := optim.State{Steps: steps}
 		for _, sl := range cur.Slots {
 			t, err := get(k + "/" + sl.Name)
 			if err != nil {
@@ -280,7 +280,7 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 			if err := t.readable(b.Name()); err != nil {
 				return nil, err
 			}
-			ns.Slots = append(ns.Slots, cpu.Slot{Name: sl.Name, Data: append([]float32(nil), t.data...)})
+			ns.Slots = append(ns.Slots, optim.Slot{Name: sl.Name, Data: append([]float32(nil), t.data...)})
 		}
 		news[k] = ns
 	}
@@ -292,11 +292,11 @@ func optLoadState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	return starlark.None, nil
 }
 
-// schedule is a learning-rate schedule, callable with a step number: a cpu.Schedule, or a warmup in
+// schedule is a learning-rate schedule, callable with a step number: a optim.Schedule, or a warmup in
 // front of a script's function of the step.
 type schedule struct {
 	desc string
-	s    cpu.Schedule      // the schedule; nil when then is set
+	s    optim.Schedule    // the schedule; nil when then is set
 	then starlark.Callable // optim.warmup(steps, f) of a function f: f(step - steps) after the ramp
 	ramp int               // the warmup's steps, with then
 }
@@ -320,7 +320,7 @@ func (s *schedule) CallInternal(thread *starlark.Thread, args starlark.Tuple, kw
 	return starlark.Float(s.s.LR(step)), nil
 }
 
-// warmupCall is cpu.Warmup's rule in front of a script's function: a linear ramp to then(0) over the
+// warmupCall is optim.Warmup's rule in front of a script's function: a linear ramp to then(0) over the
 // first ramp steps, then then(step - ramp).
 func (s *schedule) warmupCall(thread *starlark.Thread, step int) (starlark.Value, error) {
 	at := step - max(s.ramp, 0)
@@ -353,30 +353,30 @@ func schedNew(kind string) impl {
 		var every, steps int
 		var then starlark.Callable
 		var err error
-		var sc cpu.Schedule
+		var sc optim.Schedule
 		switch kind {
 		case "constant":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "lr", &base)
-			sc = cpu.Constant{Rate: float32(base)}
+			sc = optim.Constant{Rate: float32(base)}
 		case "step_decay":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma, "every", &every)
 			if err == nil && every < 1 {
 				err = nameErrf(b.Name(), "every = %d: want at least 1 step between decays", every)
 			}
-			sc = cpu.StepDecay{Base: float32(base), Gamma: float32(gamma), Every: every}
+			sc = optim.StepDecay{Base: float32(base), Gamma: float32(gamma), Every: every}
 		case "exponential":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "gamma", &gamma)
-			sc = cpu.Exponential{Base: float32(base), Gamma: float32(gamma)}
+			sc = optim.Exponential{Base: float32(base), Gamma: float32(gamma)}
 		case "cosine":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "base", &base, "floor", &floor, "steps", &steps)
-			sc = cpu.Cosine{Base: float32(base), Floor: float32(floor), Steps: steps}
+			sc = optim.Cosine{Base: float32(base), Floor: float32(floor), Steps: steps}
 		case "warmup":
 			err = starlark.UnpackArgs(b.Name(), args, kwargs, "steps", &steps, "then", &then)
 			if err != nil {
 				break
 			}
 			if ts, ok := then.(*schedule); ok && ts.s != nil {
-				sc = cpu.Warmup{Steps: steps, Then: ts.s}
+				sc = optim.Warmup{Steps: steps, Then: ts.s}
 				break
 			}
 			return &schedule{desc: "optim.warmup(...)", then: then, ramp: steps}, nil

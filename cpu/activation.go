@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/anestar/anestar/internal/par"
 )
 
 // Activation is an elementwise function with its derivative. The zero
@@ -84,7 +86,7 @@ func (a Activation) Forward(y, x []float32) error {
 	if len(y) < len(x) {
 		return fmt.Errorf("cpu.Activation.Forward (%s): y has %d elements, need %d", a.name, len(y), len(x))
 	}
-	parallelFor(len(x), elemGrain, func(lo, hi int) {
+	par.Grained(len(x), elemGrain, func(lo, hi int) {
 		yr := y[lo:hi]
 		for i, v := range x[lo:hi] {
 			yr[i] = a.f(v)
@@ -102,7 +104,7 @@ func (a Activation) Backward(dx, dy, x []float32) error {
 	if len(dy) < len(x) || len(dx) < len(x) {
 		return fmt.Errorf("cpu.Activation.Backward (%s): dx has %d and dy %d elements, need %d", a.name, len(dx), len(dy), len(x))
 	}
-	parallelFor(len(x), elemGrain, func(lo, hi int) {
+	par.Grained(len(x), elemGrain, func(lo, hi int) {
 		dxr, dyr := dx[lo:hi], dy[lo:hi]
 		for i, v := range x[lo:hi] {
 			dxr[i] = dyr[i] * a.df(v)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/anestar/anestar/internal/par"
 	"github.com/anestar/anestar/internal/vec"
 )
 
@@ -13,7 +14,7 @@ func ClipByValue(g []float32, limit float32) error {
 	if !(limit >= 0) {
 		return fmt.Errorf("cpu.ClipByValue: limit %g, want >= 0", limit)
 	}
-	parallelFor(len(g), elemGrain, func(lo, hi int) {
+	par.Grained(len(g), elemGrain, func(lo, hi int) {
 		r := g[lo:hi]
 		for i, v := range r {
 			if v > limit {
@@ -39,7 +40,7 @@ func GlobalNorm(grads ...[]float32) float64 {
 		}
 	}
 	sums := make([]float64, len(chunks))
-	parallelFor(len(chunks), 1, func(lo, hi int) {
+	par.Grained(len(chunks), 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			sums[c] = sumSquares(chunks[c])
 		}
@@ -137,7 +138,7 @@ func ClipByGlobalNorm(maxNorm float32, grads ...[]float32) (float64, error) {
 
 // Scale multiplies every element of x by s.
 func Scale(x []float32, s float32) {
-	parallelFor(len(x), elemGrain, func(lo, hi int) {
+	par.Grained(len(x), elemGrain, func(lo, hi int) {
 		r := x[lo:hi]
 		for i := vec.VS(vec.Mul, r, r, s); i < len(r); i++ {
 			r[i] *= s

@@ -1,54 +1,11 @@
 package cpu
 
-import (
-	"math"
-	"math/rand/v2"
-	"testing"
+import "github.com/anestar/anestar/internal/numtest"
+
+// The shared test helpers, under the names this package's tests use.
+var (
+	numGrad  = numtest.NumGrad
+	to64     = numtest.To64
+	closeTo  = numtest.CloseTo
+	randNorm = numtest.RandNorm
 )
-
-// numGrad returns the central finite-difference gradient of f at x, in
-// float64.
-func numGrad(f func(x []float64) float64, x []float64) []float64 {
-	g := make([]float64, len(x))
-	for i := range x {
-		h := 1e-6 * max(1, math.Abs(x[i]))
-		old := x[i]
-		x[i] = old + h
-		fp := f(x)
-		x[i] = old - h
-		fm := f(x)
-		x[i] = old
-		g[i] = (fp - fm) / (2 * h)
-	}
-	return g
-}
-
-func to64(x []float32) []float64 {
-	y := make([]float64, len(x))
-	for i, v := range x {
-		y[i] = float64(v)
-	}
-	return y
-}
-
-// closeTo fails the test at the first element where got and want differ by
-// more than atol + rtol*|want|.
-func closeTo(t *testing.T, what string, got []float32, want []float64, rtol, atol float64) {
-	t.Helper()
-	if len(got) < len(want) {
-		t.Fatalf("%s: got %d values, want %d", what, len(got), len(want))
-	}
-	for i, w := range want {
-		if d := math.Abs(float64(got[i]) - w); !(d <= atol+rtol*math.Abs(w)) {
-			t.Fatalf("%s[%d] = %g, want %g", what, i, got[i], w)
-		}
-	}
-}
-
-func randNorm(rng *rand.Rand, n int, scale float64) []float32 {
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64() * scale)
-	}
-	return x
-}

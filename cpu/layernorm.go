@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/anestar/anestar/internal/par"
+
 // LayerNorm normalises each column of the channel-first [C, S] tensor x to
 // mean 0 and variance 1 and scales channel c by w[c], without a bias (the
 // LayerNorm of nanoGPT's bias=False GPT-2):
@@ -47,7 +49,7 @@ func centreColumns(out, x []float32, C, S int) {
 	for s := range mean {
 		mean[s] *= inv
 	}
-	parallelFor(C, max(1, rmsGrain/S), func(lo, hi int) {
+	par.Grained(C, max(1, rmsGrain/S), func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			xr, or := x[c*S:(c+1)*S], out[c*S:(c+1)*S]
 			for s, v := range xr {

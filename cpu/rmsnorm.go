@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"math"
+
+	"github.com/anestar/anestar/internal/par"
 )
 
 // rmsGrain is the number of elements of a [C, S] tensor below which RMSNorm
@@ -21,7 +23,7 @@ func RMSNorm(out, x, w []float32, C, S int, eps float32) error {
 	}
 	rrms := make([]float32, S)
 	rmsColumns(rrms, nil, x, nil, w, C, S, eps)
-	parallelFor(C, max(1, rmsGrain/S), func(lo, hi int) {
+	par.Grained(C, max(1, rmsGrain/S), func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			xr, or, wc := x[c*S:(c+1)*S], out[c*S:(c+1)*S], w[c]
 			for s := rmsScaleVec(or, xr, rrms, wc); s < S; s++ {
@@ -38,7 +40,7 @@ func RMSNorm(out, x, w []float32, C, S int, eps float32) error {
 func rmsColumns(rrms, coef, x, dy, w []float32, C, S int, eps float32) {
 	grain := (max(1, rmsGrain/C) + 7) &^ 7 // whole blocks of the vector code
 	invC := 1 / float32(C)
-	parallelFor(S, grain, func(lo, hi int) {
+	par.Grained(S, grain, func(lo, hi int) {
 		ss := rrms[lo:hi]
 		var dot, dys []float32
 		if dy != nil {
@@ -85,7 +87,7 @@ func RMSNormBackward(dx, dw, dy, x, w []float32, C, S int, eps float32) error {
 	rrms := make([]float32, S)
 	coef := make([]float32, S) // r^3/C * sum_c dy*x*w
 	rmsColumns(rrms, coef, x, dy, w, C, S, eps)
-	parallelFor(C, max(1, rmsGrain/S), func(lo, hi int) {
+	par.Grained(C, max(1, rmsGrain/S), func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			xr, dr, gr, wc := x[c*S:(c+1)*S], dy[c*S:(c+1)*S], dx[c*S:(c+1)*S], w[c]
 			// sum_s dy*x*r in eight lanes, s%8, then added up in order: the vector code's sum.

@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"math"
+
+	"github.com/anestar/anestar/internal/par"
 )
 
 // Softmax sets each row of y to the softmax of that row of the row-major
@@ -16,7 +18,7 @@ func Softmax(y, x []float32, rows, cols int) error {
 	if chk.err != nil {
 		return chk.err
 	}
-	parallelFor(rows, max(1, elemGrain/cols), func(lo, hi int) {
+	par.Grained(rows, max(1, elemGrain/cols), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			softmaxRow(y[r*cols:(r+1)*cols], x[r*cols:(r+1)*cols])
 		}
@@ -53,7 +55,7 @@ func SoftmaxBackward(dx, dy, y []float32, rows, cols int) error {
 	if chk.err != nil {
 		return chk.err
 	}
-	parallelFor(rows, max(1, elemGrain/cols), func(lo, hi int) {
+	par.Grained(rows, max(1, elemGrain/cols), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			yr, dyr, dxr := y[r*cols:(r+1)*cols], dy[r*cols:(r+1)*cols], dx[r*cols:(r+1)*cols]
 			var dot float64

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/anestar/anestar/internal/fastexp"
+	"github.com/anestar/anestar/internal/par"
 	"github.com/anestar/anestar/internal/vec"
 )
 
@@ -25,7 +26,7 @@ func SoftmaxCrossEntropy(grad, logits []float32, targets []int, rows, cols int, 
 		return 0, err
 	}
 	sums := make([]float64, rows)
-	parallelFor(rows, max(1, elemGrain/cols), func(lo, hi int) {
+	par.Grained(rows, max(1, elemGrain/cols), func(lo, hi int) {
 		var scratch []float32 // the exponentials of a row when there is no gradient to hold them
 		if grad == nil {
 			scratch = make([]float32, cols)

@@ -1,6 +1,6 @@
 //go:build !amd64 || noasm
 
-package cpu
+package optim
 
 // adamConsts are the update's constants.
 type adamConsts struct {

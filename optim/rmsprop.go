@@ -1,4 +1,6 @@
-package cpu
+package optim
+
+import "github.com/anestar/anestar/internal/par"
 
 // RMSProp scales each element's step by a moving average of squared
 // gradients:
@@ -31,7 +33,7 @@ func (o *RMSProp) Step(w, g []float32, lr float32) error {
 		return err
 	}
 	rho := o.Rho
-	parallelFor(len(w), optGrain, func(lo, hi int) {
+	par.Grained(len(w), optGrain, func(lo, hi int) {
 		wr, gr, vr := w[lo:hi], g[lo:hi], o.MeanSquare[lo:hi]
 		for i, gi := range gr {
 			v := rho*vr[i] + (1-rho)*gi*gi

@@ -1,6 +1,6 @@
 //go:build !noasm
 
-package cpu
+package optim
 
 import "github.com/anestar/anestar/internal/cpuid"
 

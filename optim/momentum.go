@@ -1,4 +1,6 @@
-package cpu
+package optim
+
+import "github.com/anestar/anestar/internal/par"
 
 // Momentum is gradient descent with a velocity (heavy ball):
 //
@@ -32,7 +34,7 @@ func (o *Momentum) Step(w, g []float32, lr float32) error {
 		return err
 	}
 	beta, keep := o.Beta, 1-o.Dampening
-	parallelFor(len(w), optGrain, func(lo, hi int) {
+	par.Grained(len(w), optGrain, func(lo, hi int) {
 		wr, gr, vr := w[lo:hi], g[lo:hi], o.Velocity[lo:hi]
 		for i, gi := range gr {
 			v := beta*vr[i] + keep*gi

@@ -1,6 +1,10 @@
-package cpu
+package optim
 
-import "math"
+import (
+	"math"
+
+	"github.com/anestar/anestar/internal/par"
+)
 
 // Adam is adaptive moment estimation with bias correction, as the
 // reference's adam_update computes it. At step t (1 for the first update):
@@ -59,7 +63,7 @@ func (o *Adam) Step(w, g []float32, lr float32) error {
 	if o.WeightDecay == 0 {
 		c.decay = 1 // w*1 is w: the vector code always multiplies
 	}
-	parallelFor(len(w), optGrain, func(lo, hi int) {
+	par.Grained(len(w), optGrain, func(lo, hi int) {
 		wr, gr, mr, vr := w[lo:hi], g[lo:hi], o.M[lo:hi], o.V[lo:hi]
 		k := adamVec(wr, gr, mr, vr, c)
 		wr, gr, mr, vr = wr[k:], gr[k:], mr[k:], vr[k:]

@@ -1,6 +1,10 @@
-package cpu
+package optim
 
-import "math"
+import (
+	"math"
+
+	"github.com/anestar/anestar/internal/par"
+)
 
 // AdaGrad scales each element's step by its accumulated squared gradients:
 //
@@ -30,7 +34,7 @@ func (o *AdaGrad) Step(w, g []float32, lr float32) error {
 	if err := stepCheck("AdaGrad", len(o.Sum), w, g, lr); err != nil {
 		return err
 	}
-	parallelFor(len(w), optGrain, func(lo, hi int) {
+	par.Grained(len(w), optGrain, func(lo, hi int) {
 		wr, gr, sr := w[lo:hi], g[lo:hi], o.Sum[lo:hi]
 		for i, gi := range gr {
 			s := sr[i] + gi*gi

@@ -1,4 +1,4 @@
-package cpu
+package optim
 
 import (
 	"math"

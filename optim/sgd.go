@@ -1,4 +1,6 @@
-package cpu
+package optim
+
+import "github.com/anestar/anestar/internal/par"
 
 // SGD is plain gradient descent: w -= lr*g. It has no state but the step
 // count.
@@ -20,7 +22,7 @@ func (o *SGD) Step(w, g []float32, lr float32) error {
 	if err := stepCheck("SGD", o.N, w, g, lr); err != nil {
 		return err
 	}
-	parallelFor(len(w), optGrain, func(lo, hi int) {
+	par.Grained(len(w), optGrain, func(lo, hi int) {
 		wr, gr := w[lo:hi], g[lo:hi]
 		for i := range wr {
 			wr[i] -= lr * gr[i]
