@@ -7,12 +7,12 @@
 // [Schedule] ([Constant], [StepDecay], [Exponential], [Cosine], [Warmup]
 // wrapping any of them) gives the learning rate per step.
 //
-// Sign convention. This package, like package cpu's gradients, uses the
+// Sign convention. This package, like package nn's gradients, uses the
 // usual descent convention: the gradient is dLoss/dParameter and every
 // optimizer subtracts lr*update. The reference library tensor_metal.m
 // computes its output deltas as T - Y (the negative gradient of the loss)
 // and therefore adds lr*update; both move the weights the same way. Its
 // momentum is the exponential average v = beta*v + (1-beta)*g, which is
 // [Momentum] with Dampening = Beta; its L2 decay w *= 1 - lr*lambda is
-// cpu.AddL2Grad followed by an SGD step.
+// nn.AddL2Grad followed by an SGD step.
 package optim

@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 // rowMax is the largest element of x (len(x) > 0), NaN when any element is NaN: Go's max over the
 // elements in eight running maxima, so that the comparisons overlap instead of each waiting for the

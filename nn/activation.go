@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import (
 	"fmt"
@@ -81,10 +81,10 @@ const elemGrain = 1 << 14
 // Forward sets y[i] = f(x[i]) for every element of x; y may alias x.
 func (a Activation) Forward(y, x []float32) error {
 	if a.f == nil {
-		return fmt.Errorf("cpu.Activation.Forward: zero Activation")
+		return fmt.Errorf("nn.Activation.Forward: zero Activation")
 	}
 	if len(y) < len(x) {
-		return fmt.Errorf("cpu.Activation.Forward (%s): y has %d elements, need %d", a.name, len(y), len(x))
+		return fmt.Errorf("nn.Activation.Forward (%s): y has %d elements, need %d", a.name, len(y), len(x))
 	}
 	par.Grained(len(x), elemGrain, func(lo, hi int) {
 		yr := y[lo:hi]
@@ -99,10 +99,10 @@ func (a Activation) Forward(y, x []float32) error {
 // activation, from its input x; dx may alias dy.
 func (a Activation) Backward(dx, dy, x []float32) error {
 	if a.df == nil {
-		return fmt.Errorf("cpu.Activation.Backward: zero Activation")
+		return fmt.Errorf("nn.Activation.Backward: zero Activation")
 	}
 	if len(dy) < len(x) || len(dx) < len(x) {
-		return fmt.Errorf("cpu.Activation.Backward (%s): dx has %d and dy %d elements, need %d", a.name, len(dx), len(dy), len(x))
+		return fmt.Errorf("nn.Activation.Backward (%s): dx has %d and dy %d elements, need %d", a.name, len(dx), len(dy), len(x))
 	}
 	par.Grained(len(x), elemGrain, func(lo, hi int) {
 		dxr, dyr := dx[lo:hi], dy[lo:hi]

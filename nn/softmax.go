@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 // Subtracting the row maximum keeps it finite for any finite input. y may
 // alias x.
 func Softmax(y, x []float32, rows, cols int) error {
-	chk := lengthCheck{op: "cpu.Softmax"}
+	chk := lengthCheck{op: "nn.Softmax"}
 	chk.dims("rows, cols", rows, cols)
 	chk.atLeast("x", x, rows*cols)
 	chk.atLeast("y", y, rows*cols)
@@ -47,7 +47,7 @@ func softmaxRow(y, x []float32) float64 {
 // softmax output y and the output gradient dy:
 // dx[r,j] = y[r,j] * (dy[r,j] - sum_k dy[r,k]*y[r,k]). dx may alias dy.
 func SoftmaxBackward(dx, dy, y []float32, rows, cols int) error {
-	chk := lengthCheck{op: "cpu.SoftmaxBackward"}
+	chk := lengthCheck{op: "nn.SoftmaxBackward"}
 	chk.dims("rows, cols", rows, cols)
 	chk.atLeast("dx", dx, rows*cols)
 	chk.atLeast("dy", dy, rows*cols)

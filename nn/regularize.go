@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ func L2Penalty(w []float32, lambda float32) float64 {
 // SGD step this is the reference library's decay w *= 1 - lr*lambda.
 func AddL2Grad(g, w []float32, lambda float32) error {
 	if len(g) < len(w) {
-		return fmt.Errorf("cpu.AddL2Grad: g has %d elements, need %d", len(g), len(w))
+		return fmt.Errorf("nn.AddL2Grad: g has %d elements, need %d", len(g), len(w))
 	}
 	for i, v := range w {
 		g[i] += lambda * v
@@ -39,7 +39,7 @@ func L1Penalty(w []float32, lambda float32) float64 {
 // L1Penalty.
 func AddL1Grad(g, w []float32, lambda float32) error {
 	if len(g) < len(w) {
-		return fmt.Errorf("cpu.AddL1Grad: g has %d elements, need %d", len(g), len(w))
+		return fmt.Errorf("nn.AddL1Grad: g has %d elements, need %d", len(g), len(w))
 	}
 	for i, v := range w {
 		switch {

@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ const probFloor = 1e-7
 // MSE returns mean((pred - target)^2) over all elements and, when grad is
 // not nil, sets grad = 2*(pred - target)/n, as the reference's loss does.
 func MSE(grad, pred, target []float32) (float32, error) {
-	if err := lossLengths("cpu.MSE", grad, pred, target); err != nil {
+	if err := lossLengths("nn.MSE", grad, pred, target); err != nil {
 		return 0, err
 	}
 	n := len(pred)
@@ -39,7 +39,7 @@ func MSE(grad, pred, target []float32) (float32, error) {
 // (softmax(logits)*sum_j target[r,j] - target)/rows, which for rows of
 // target summing to one is the familiar (p - t)/rows.
 func CrossEntropyLogits(grad, logits, target []float32, rows, cols int) (float32, error) {
-	if err := rowLossLengths("cpu.CrossEntropyLogits", "logits", grad, logits, target, rows, cols); err != nil {
+	if err := rowLossLengths("nn.CrossEntropyLogits", "logits", grad, logits, target, rows, cols); err != nil {
 		return 0, err
 	}
 	var loss float64
@@ -67,7 +67,7 @@ func CrossEntropyLogits(grad, logits, target []float32, rows, cols int) (float32
 // CrossEntropyLabels is CrossEntropyLogits with one class index per row
 // (labels[r] in [0, cols)) in place of a one-hot target.
 func CrossEntropyLabels(grad, logits []float32, labels []int, rows, cols int) (float32, error) {
-	if err := labelLossLengths("cpu.CrossEntropyLabels", "labels", grad, logits, labels, rows, cols); err != nil {
+	if err := labelLossLengths("nn.CrossEntropyLabels", "labels", grad, logits, labels, rows, cols); err != nil {
 		return 0, err
 	}
 	var loss float64
@@ -95,7 +95,7 @@ func CrossEntropyLabels(grad, logits []float32, labels []int, rows, cols int) (f
 // Probabilities are floored at 1e-7 so the loss stays finite; grad, when
 // not nil, gets -target/(p*rows) with the same floor.
 func CrossEntropyProbs(grad, probs, target []float32, rows, cols int) (float32, error) {
-	if err := rowLossLengths("cpu.CrossEntropyProbs", "probs", grad, probs, target, rows, cols); err != nil {
+	if err := rowLossLengths("nn.CrossEntropyProbs", "probs", grad, probs, target, rows, cols); err != nil {
 		return 0, err
 	}
 	n := rows * cols
@@ -115,7 +115,7 @@ func CrossEntropyProbs(grad, probs, target []float32, rows, cols int) (float32, 
 // [1e-7, 1-1e-7]) and targets t in [0, 1]; grad, when not nil, gets
 // (p - t)/(p*(1-p)*n) at the clamped p.
 func BinaryCrossEntropy(grad, probs, target []float32) (float32, error) {
-	if err := lossLengths("cpu.BinaryCrossEntropy", grad, probs, target); err != nil {
+	if err := lossLengths("nn.BinaryCrossEntropy", grad, probs, target); err != nil {
 		return 0, err
 	}
 	n := float64(len(probs))
@@ -135,7 +135,7 @@ func BinaryCrossEntropy(grad, probs, target []float32) (float32, error) {
 // computed stably as max(z,0) - z*t + log(1+exp(-|z|)); grad, when not
 // nil, gets (sigmoid(z) - t)/n.
 func BinaryCrossEntropyLogits(grad, logits, target []float32) (float32, error) {
-	if err := lossLengths("cpu.BinaryCrossEntropyLogits", grad, logits, target); err != nil {
+	if err := lossLengths("nn.BinaryCrossEntropyLogits", grad, logits, target); err != nil {
 		return 0, err
 	}
 	n := float64(len(logits))

@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // as they are. A negative limit is an error.
 func ClipByValue(g []float32, limit float32) error {
 	if !(limit >= 0) {
-		return fmt.Errorf("cpu.ClipByValue: limit %g, want >= 0", limit)
+		return fmt.Errorf("nn.ClipByValue: limit %g, want >= 0", limit)
 	}
 	par.Grained(len(g), elemGrain, func(lo, hi int) {
 		r := g[lo:hi]
@@ -96,10 +96,10 @@ const normChunk = 1 << 15
 // positive and finite, or a negative maxNorm, is an error.
 func UnscaleClip(scale, maxNorm float32, grads ...[]float32) (float64, error) {
 	if !(scale > 0) || math.IsInf(float64(scale), 0) {
-		return 0, fmt.Errorf("cpu.UnscaleClip: scale %g, want a positive finite number", scale)
+		return 0, fmt.Errorf("nn.UnscaleClip: scale %g, want a positive finite number", scale)
 	}
 	if !(maxNorm >= 0) {
-		return 0, fmt.Errorf("cpu.UnscaleClip: maxNorm %g, want >= 0", maxNorm)
+		return 0, fmt.Errorf("nn.UnscaleClip: maxNorm %g, want >= 0", maxNorm)
 	}
 	norm := GlobalNorm(grads...) / float64(scale)
 	if math.IsInf(norm, 0) || math.IsNaN(norm) {
@@ -124,7 +124,7 @@ func UnscaleClip(scale, maxNorm float32, grads ...[]float32) (float64, error) {
 // error.
 func ClipByGlobalNorm(maxNorm float32, grads ...[]float32) (float64, error) {
 	if !(maxNorm >= 0) {
-		return 0, fmt.Errorf("cpu.ClipByGlobalNorm: maxNorm %g, want >= 0", maxNorm)
+		return 0, fmt.Errorf("nn.ClipByGlobalNorm: maxNorm %g, want >= 0", maxNorm)
 	}
 	norm := GlobalNorm(grads...)
 	if norm > float64(maxNorm) && !math.IsInf(norm, 0) {

@@ -1,10 +1,10 @@
-package cpu
+package nn
 
 // BiasGrad adds the column sums of the row-major [rows, cols] gradient dy
 // to db: db[j] += sum_r dy[r,j], the bias gradient of a batch of rows (the
 // reference library's bias_grad_sum).
 func BiasGrad(db, dy []float32, rows, cols int) error {
-	chk := lengthCheck{op: "cpu.BiasGrad"}
+	chk := lengthCheck{op: "nn.BiasGrad"}
 	chk.dims("rows, cols", rows, cols)
 	chk.atLeast("dy", dy, rows*cols)
 	chk.atLeast("db", db, cols)
@@ -23,7 +23,7 @@ func BiasGrad(db, dy []float32, rows, cols int) error {
 // BiasGradChannels adds the row sums of the channel-first [C, S] gradient
 // dy to db: db[c] += sum_s dy[c,s], the gradient of a per-channel bias.
 func BiasGradChannels(db, dy []float32, C, S int) error {
-	chk := lengthCheck{op: "cpu.BiasGradChannels"}
+	chk := lengthCheck{op: "nn.BiasGradChannels"}
 	chk.dims("C, S", C, S)
 	chk.atLeast("dy", dy, C*S)
 	chk.atLeast("db", db, C)

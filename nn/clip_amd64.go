@@ -1,6 +1,6 @@
 //go:build !noasm
 
-package cpu
+package nn
 
 import "github.com/anestar/anestar/internal/cpuid"
 

@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import (
 	"math"
@@ -18,7 +18,7 @@ const rmsGrain = 1 << 15
 //
 // as the reference's rmsnorm does. out may alias x.
 func RMSNorm(out, x, w []float32, C, S int, eps float32) error {
-	if err := normArgs("cpu.RMSNorm", C, S, "w", [][]float32{w}, "out, x", [][]float32{out, x}); err != nil {
+	if err := normArgs("nn.RMSNorm", C, S, "w", [][]float32{w}, "out, x", [][]float32{out, x}); err != nil {
 		return err
 	}
 	rrms := make([]float32, S)
@@ -81,7 +81,7 @@ func rmsColumns(rrms, coef, x, dy, w []float32, C, S int, eps float32) {
 // multiplies the second term of dx by w[c] as well, which agrees with this
 // exact gradient only while w is all ones.
 func RMSNormBackward(dx, dw, dy, x, w []float32, C, S int, eps float32) error {
-	if err := normArgs("cpu.RMSNormBackward", C, S, "dw, w", [][]float32{dw, w}, "dx, dy, x", [][]float32{dx, dy, x}); err != nil {
+	if err := normArgs("nn.RMSNormBackward", C, S, "dw, w", [][]float32{dw, w}, "dx, dy, x", [][]float32{dx, dy, x}); err != nil {
 		return err
 	}
 	rrms := make([]float32, S)

@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 
 // lengthCheck collects the first length problem among a call's slices.
 type lengthCheck struct {
-	op  string // function name for messages, e.g. "cpu.RMSNorm"
+	op  string // function name for messages, e.g. "nn.RMSNorm"
 	err error
 }
 

@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import "github.com/anestar/anestar/internal/par"
 
@@ -10,7 +10,7 @@ import "github.com/anestar/anestar/internal/par"
 //
 // It is RMSNorm of the centred columns. out may alias x.
 func LayerNorm(out, x, w []float32, C, S int, eps float32) error {
-	if err := normArgs("cpu.LayerNorm", C, S, "w", [][]float32{w}, "out, x", [][]float32{out, x}); err != nil {
+	if err := normArgs("nn.LayerNorm", C, S, "w", [][]float32{w}, "out, x", [][]float32{out, x}); err != nil {
 		return err
 	}
 	xc := make([]float32, C*S)
@@ -24,7 +24,7 @@ func LayerNorm(out, x, w []float32, C, S int, eps float32) error {
 // means (centring is a projection, its own transpose), and dw accumulates as
 // RMSNormBackward's does. dx is overwritten and may alias dy.
 func LayerNormBackward(dx, dw, dy, x, w []float32, C, S int, eps float32) error {
-	if err := normArgs("cpu.LayerNormBackward", C, S, "dw, w", [][]float32{dw, w}, "dx, dy, x", [][]float32{dx, dy, x}); err != nil {
+	if err := normArgs("nn.LayerNormBackward", C, S, "dw, w", [][]float32{dw, w}, "dx, dy, x", [][]float32{dx, dy, x}); err != nil {
 		return err
 	}
 	xc := make([]float32, C*S)

@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import (
 	"fmt"
@@ -18,16 +18,16 @@ import (
 // a [dim, seq] activation with one slice. headDim must be even; angles are
 // computed in float64 and rounded once.
 func RoPETables(out []float32, headDim, heads, seq int, theta float64) error {
-	chk := lengthCheck{op: "cpu.RoPETables"}
+	chk := lengthCheck{op: "nn.RoPETables"}
 	chk.dims("head_dim, heads, seq", headDim, heads, seq)
 	if chk.err != nil {
 		return chk.err
 	}
 	if headDim%2 != 0 {
-		return fmt.Errorf("cpu.RoPETables: head_dim %d is odd, want even (pairs are rotated)", headDim)
+		return fmt.Errorf("nn.RoPETables: head_dim %d is odd, want even (pairs are rotated)", headDim)
 	}
 	if !(theta > 0) || math.IsInf(theta, 0) {
-		return fmt.Errorf("cpu.RoPETables: theta %g, want a finite number > 0", theta)
+		return fmt.Errorf("nn.RoPETables: theta %g, want a finite number > 0", theta)
 	}
 	half := heads * headDim / 2
 	chk.atLeast("out", out, 2*half*seq)

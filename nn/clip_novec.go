@@ -1,6 +1,6 @@
 //go:build !amd64 || noasm
 
-package cpu
+package nn
 
 // hasClipVec is false here: there is no vector code on this architecture.
 var hasClipVec = false

@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import "fmt"
 
@@ -6,7 +6,7 @@ import "fmt"
 // channel-first [dim, len(ids)]: out[c, t] = table[ids[t], c], the layout of
 // a kernel's activations. Every id must be in [0, vocab).
 func Embedding(out, table []float32, ids []int, vocab, dim int) error {
-	if err := embeddingCheck("cpu.Embedding", "out", out, table, ids, vocab, dim); err != nil {
+	if err := embeddingCheck("nn.Embedding", "out", out, table, ids, vocab, dim); err != nil {
 		return err
 	}
 	T := len(ids)
@@ -23,7 +23,7 @@ func Embedding(out, table []float32, ids []int, vocab, dim int) error {
 // position t, dtable[ids[t], c] += dy[c, t], with dy channel-first
 // [dim, len(ids)]. Repeated ids add up.
 func EmbeddingBackward(dtable, dy []float32, ids []int, vocab, dim int) error {
-	if err := embeddingCheck("cpu.EmbeddingBackward", "dy", dy, dtable, ids, vocab, dim); err != nil {
+	if err := embeddingCheck("nn.EmbeddingBackward", "dy", dy, dtable, ids, vocab, dim); err != nil {
 		return err
 	}
 	T := len(ids)

@@ -1,4 +1,4 @@
-package cpu
+package nn
 
 import (
 	"fmt"
@@ -20,9 +20,9 @@ import (
 // sequences and fold in a loss scale.
 func SoftmaxCrossEntropy(grad, logits []float32, targets []int, rows, cols int, scale float32) (float64, error) {
 	if len(targets) != rows && rows > 0 {
-		return 0, fmt.Errorf("cpu.SoftmaxCrossEntropy: %d targets for %d rows", len(targets), rows)
+		return 0, fmt.Errorf("nn.SoftmaxCrossEntropy: %d targets for %d rows", len(targets), rows)
 	}
-	if err := labelLossLengths("cpu.SoftmaxCrossEntropy", "targets", grad, logits, targets, rows, cols); err != nil {
+	if err := labelLossLengths("nn.SoftmaxCrossEntropy", "targets", grad, logits, targets, rows, cols); err != nil {
 		return 0, err
 	}
 	sums := make([]float64, rows)
