@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/nn"
 	"go.starlark.net/starlark"
 )
 
@@ -94,7 +94,7 @@ func cpuEmbedding(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err := readWrite(b.Name(), []*Tensor{table}, out); err != nil {
 		return nil, err
 	}
-	if err := cpu.Embedding(out.data, table.data, ids, table.shape[0], table.shape[1]); err != nil {
+	if err := nn.Embedding(out.data, table.data, ids, table.shape[0], table.shape[1]); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	return out, nil
@@ -108,7 +108,7 @@ func cpuEmbeddingBackward(_ *starlark.Thread, b *starlark.Builtin, args starlark
 	if err := readWrite(b.Name(), []*Tensor{dy}, dtable); err != nil {
 		return nil, err
 	}
-	if err := cpu.EmbeddingBackward(dtable.data, dy.data, ids, dtable.shape[0], dtable.shape[1]); err != nil {
+	if err := nn.EmbeddingBackward(dtable.data, dy.data, ids, dtable.shape[0], dtable.shape[1]); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	return dtable, nil
@@ -129,7 +129,7 @@ func cpuSoftmaxCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starla
 	if err != nil {
 		return nil, err
 	}
-	l, err := cpu.SoftmaxCrossEntropy(g, logits.data, targets, r, c, float32(scale))
+	l, err := nn.SoftmaxCrossEntropy(g, logits.data, targets, r, c, float32(scale))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
@@ -150,7 +150,7 @@ func cpuRoPETables(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	if err := cpu.RoPETables(t.data, headDim, heads, seq, float64(theta)); err != nil {
+	if err := nn.RoPETables(t.data, headDim, heads, seq, float64(theta)); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	return t, nil
@@ -161,7 +161,7 @@ func cpuAllFinite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err != nil {
 		return nil, err
 	}
-	return starlark.Bool(cpu.AllFinite(gs...)), nil
+	return starlark.Bool(nn.AllFinite(gs...)), nil
 }
 
 func cpuUnscaleClip(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -174,9 +174,9 @@ func cpuUnscaleClip(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err != nil {
 		return nil, err
 	}
-	n, err := cpu.UnscaleClip(float32(scale), float32(maxNorm), gs...)
+	n, err := nn.UnscaleClip(float32(scale), float32(maxNorm), gs...)
 	if err != nil {
-		return nil, nameErr(b.Name(), trimPrefix(err, "cpu.UnscaleClip: "))
+		return nil, nameErr(b.Name(), trimPrefix(err, "nn.UnscaleClip: "))
 	}
 	return starlark.Float(n), nil
 }

@@ -4,17 +4,17 @@ import (
 	"math"
 	"strings"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/nn"
 	"go.starlark.net/starlark"
 )
 
 // cpuMathFns are the host math builtins of the cpu module.
 func (s *session) cpuMathFns() []fnDef {
 	return []fnDef{
-		{sig: "rmsnorm(out, x, w, eps = 1e-5)", doc: "out = w * x / rms(x) per column of the channel-first [C, S] x, w of C values; out may be x.", fn: cpuNorm(cpu.RMSNorm)},
-		{sig: "rmsnorm_backward(dx, dw, dy, x, w, eps = 1e-5)", doc: "The gradients of rmsnorm: dx is set, dw (C values) is accumulated into.", fn: cpuNormBackward(cpu.RMSNormBackward)},
-		{sig: "layernorm(out, x, w, eps = 1e-5)", doc: "out = w * (x - mean) / std per column of the channel-first [C, S] x (LayerNorm without a bias), w of C values; out may be x.", fn: cpuNorm(cpu.LayerNorm)},
-		{sig: "layernorm_backward(dx, dw, dy, x, w, eps = 1e-5)", doc: "The gradients of layernorm: dx is set, dw (C values) is accumulated into.", fn: cpuNormBackward(cpu.LayerNormBackward)},
+		{sig: "rmsnorm(out, x, w, eps = 1e-5)", doc: "out = w * x / rms(x) per column of the channel-first [C, S] x, w of C values; out may be x.", fn: cpuNorm(nn.RMSNorm)},
+		{sig: "rmsnorm_backward(dx, dw, dy, x, w, eps = 1e-5)", doc: "The gradients of rmsnorm: dx is set, dw (C values) is accumulated into.", fn: cpuNormBackward(nn.RMSNormBackward)},
+		{sig: "layernorm(out, x, w, eps = 1e-5)", doc: "out = w * (x - mean) / std per column of the channel-first [C, S] x (LayerNorm without a bias), w of C values; out may be x.", fn: cpuNorm(nn.LayerNorm)},
+		{sig: "layernorm_backward(dx, dw, dy, x, w, eps = 1e-5)", doc: "The gradients of layernorm: dx is set, dw (C values) is accumulated into.", fn: cpuNormBackward(nn.LayerNormBackward)},
 		{sig: "activation(kind, y, x, slope = None)", doc: "y = f(x) elementwise for kind identity, sigmoid, relu, leaky_relu, tanh, softsign, silu, gelu or gelu_tanh; y may be x. " +
 			"slope is leaky_relu's factor for negative inputs, 0.01 (libann's) when None; 0.0 makes it relu. Other kinds ignore it.", fn: cpuActivation},
 		{sig: "activation_backward(kind, dx, dy, x, slope = None)", doc: "dx = dy * f'(x), the gradient through activation kind from its input x; dx may be dy. slope as for activation.", fn: cpuActivationBackward},
@@ -42,7 +42,7 @@ func (s *session) cpuMathFns() []fnDef {
 // channels2D returns C, S of a tensor used as channel-first [C, S]: its first dim and the rest.
 func channels2D(t *Tensor) (int, int) { return t.shape[0], len(t.data) / t.shape[0] }
 
-// cpuNorm is the builtin of a column norm (cpu.RMSNorm, cpu.LayerNorm).
+// cpuNorm is the builtin of a column norm (nn.RMSNorm, nn.LayerNorm).
 func cpuNorm(norm func(out, x, w []float32, C, S int, eps float32) error) impl {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var out, x, w *Tensor
@@ -67,7 +67,7 @@ func cpuNorm(norm func(out, x, w []float32, C, S int, eps float32) error) impl {
 	}
 }
 
-// cpuNormBackward is the builtin of a column norm's backward (cpu.RMSNormBackward, cpu.LayerNormBackward).
+// cpuNormBackward is the builtin of a column norm's backward (nn.RMSNormBackward, nn.LayerNormBackward).
 func cpuNormBackward(back func(dx, dw, dy, x, w []float32, C, S int, eps float32) error) impl {
 	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var dx, dw, dy, x, w *Tensor
@@ -96,19 +96,19 @@ func cpuNormBackward(back func(dx, dw, dy, x, w []float32, C, S int, eps float32
 const defaultLeakySlope = 0.01
 
 // activation returns the activation kind; slope is leaky_relu's, None (or absent) for the default.
-func activation(fn, kind string, slope starlark.Value) (cpu.Activation, error) {
+func activation(fn, kind string, slope starlark.Value) (nn.Activation, error) {
 	s := float64(defaultLeakySlope)
 	if slope != nil && slope != starlark.None {
 		f, ok := starlark.AsFloat(slope)
 		if !ok {
-			return cpu.Activation{}, nameErrf(fn, "for parameter slope: got %s, want number or None", slope.Type())
+			return nn.Activation{}, nameErrf(fn, "for parameter slope: got %s, want number or None", slope.Type())
 		}
 		s = f
 	}
 	if !strings.EqualFold(kind, "leaky_relu") {
 		s = 0
 	}
-	a, err := cpu.ActivationNamed(kind, float32(s))
+	a, err := nn.ActivationNamed(kind, float32(s))
 	if err != nil {
 		return a, nameErr(fn, err)
 	}
@@ -183,7 +183,7 @@ func cpuSoftmax(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	if err := readWrite(b.Name(), []*Tensor{x}, y); err != nil {
 		return nil, err
 	}
-	if err := cpu.Softmax(y.data, x.data, r, c); err != nil {
+	if err := nn.Softmax(y.data, x.data, r, c); err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
 	return y, nil
@@ -204,7 +204,7 @@ func cpuSoftmaxBackward(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err := readWrite(b.Name(), []*Tensor{dy, y}, dx); err != nil {
 		return nil, err
 	}
-	if err := cpu.SoftmaxBackward(dx.data, dy.data, y.data, r, c); err != nil {
+	if err := nn.SoftmaxBackward(dx.data, dy.data, y.data, r, c); err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
 	return dx, nil
@@ -257,7 +257,7 @@ func cpuMSE(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	if err != nil {
 		return nil, err
 	}
-	l, err := cpu.MSE(g, pred.data, target.data)
+	l, err := nn.MSE(g, pred.data, target.data)
 	if err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
@@ -297,9 +297,9 @@ func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 			return nil, err
 		}
 		if probs {
-			l, err = cpu.CrossEntropyProbs(g, logits.data, t.data, r, c)
+			l, err = nn.CrossEntropyProbs(g, logits.data, t.data, r, c)
 		} else {
-			l, err = cpu.CrossEntropyLogits(g, logits.data, t.data, r, c)
+			l, err = nn.CrossEntropyLogits(g, logits.data, t.data, r, c)
 		}
 	case *starlark.List, starlark.Tuple:
 		var labels shapeArg
@@ -314,9 +314,9 @@ func cpuCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 			if hot, err = oneHot(b.Name(), labels, c); err != nil {
 				return nil, err
 			}
-			l, err = cpu.CrossEntropyProbs(g, logits.data, hot, r, c)
+			l, err = nn.CrossEntropyProbs(g, logits.data, hot, r, c)
 		} else {
-			l, err = cpu.CrossEntropyLabels(g, logits.data, labels, r, c)
+			l, err = nn.CrossEntropyLabels(g, logits.data, labels, r, c)
 		}
 	default:
 		return nil, nameErrf(b.Name(), "for parameter target: got %s, want tensor or list of class indices", target.Type())
@@ -346,9 +346,9 @@ func cpuBinaryCrossEntropy(_ *starlark.Thread, b *starlark.Builtin, args starlar
 	}
 	var l float32
 	if logits {
-		l, err = cpu.BinaryCrossEntropyLogits(g, pred.data, target.data)
+		l, err = nn.BinaryCrossEntropyLogits(g, pred.data, target.data)
 	} else {
-		l, err = cpu.BinaryCrossEntropy(g, pred.data, target.data)
+		l, err = nn.BinaryCrossEntropy(g, pred.data, target.data)
 	}
 	if err != nil {
 		return nil, nameErr(b.Name(), err)
@@ -377,14 +377,14 @@ func cpuRegularize(l2 bool) impl {
 		}
 		var pen float64
 		if l2 {
-			pen = cpu.L2Penalty(w.data, float32(lam))
+			pen = nn.L2Penalty(w.data, float32(lam))
 			if g != nil {
-				err = cpu.AddL2Grad(g, w.data, float32(lam))
+				err = nn.AddL2Grad(g, w.data, float32(lam))
 			}
 		} else {
-			pen = cpu.L1Penalty(w.data, float32(lam))
+			pen = nn.L1Penalty(w.data, float32(lam))
 			if g != nil {
-				err = cpu.AddL1Grad(g, w.data, float32(lam))
+				err = nn.AddL1Grad(g, w.data, float32(lam))
 			}
 		}
 		if err != nil {
@@ -423,7 +423,7 @@ func cpuBiasGrad(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if db.Size() != c {
 		return nil, nameErrf(b.Name(), "db %s has %d values, dy %s has %d columns", db, db.Size(), dy, c)
 	}
-	if err := cpu.BiasGrad(db.data, dy.data, r, c); err != nil {
+	if err := nn.BiasGrad(db.data, dy.data, r, c); err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
 	return db, nil
@@ -438,7 +438,7 @@ func cpuBiasGradChannels(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	if db.Size() != C {
 		return nil, nameErrf(b.Name(), "db %s has %d values, dy %s has %d channels", db, db.Size(), dy, C)
 	}
-	if err := cpu.BiasGradChannels(db.data, dy.data, C, S); err != nil {
+	if err := nn.BiasGradChannels(db.data, dy.data, C, S); err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
 	return db, nil
@@ -453,7 +453,7 @@ func cpuClipValue(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err := g.writable(b.Name()); err != nil {
 		return nil, err
 	}
-	if err := cpu.ClipByValue(g.data, float32(limit)); err != nil {
+	if err := nn.ClipByValue(g.data, float32(limit)); err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
 	return g, nil
@@ -493,7 +493,7 @@ func cpuGlobalNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err != nil {
 		return nil, err
 	}
-	return starlark.Float(cpu.GlobalNorm(gs...)), nil
+	return starlark.Float(nn.GlobalNorm(gs...)), nil
 }
 
 func cpuClipNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -506,7 +506,7 @@ func cpuClipNorm(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if err != nil {
 		return nil, err
 	}
-	n, err := cpu.ClipByGlobalNorm(float32(maxNorm), gs...)
+	n, err := nn.ClipByGlobalNorm(float32(maxNorm), gs...)
 	if err != nil {
 		return nil, nameErr(b.Name(), err)
 	}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/nn"
 	"github.com/anestar/anestar/npy"
 	"github.com/anestar/anestar/numcsv"
 	"go.starlark.net/starlark"
@@ -486,7 +486,7 @@ func (s *session) tensorSample(_ *starlark.Thread, b *starlark.Builtin, args sta
 	if temp > 0 {
 		u = s.rng.r.Float64()
 	}
-	i, err := cpu.SampleLogits(t.data, nil, float64(temp), float64(topP), u)
+	i, err := nn.SampleLogits(t.data, nil, float64(temp), float64(topP), u)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}

@@ -3,13 +3,13 @@
 package cpu
 
 import (
-	"github.com/anestar/anestar/internal/transpose"
 	"runtime"
 	"sync"
 	"syscall"
 	"unsafe"
 
-	"github.com/anestar/anestar/half"
+	"github.com/anestar/anestar/internal/cpuid"
+	"github.com/anestar/anestar/internal/transpose"
 )
 
 // The AMX paths of GemmF16 and GemmF32 (amx32_amd64.go has the latter's format). For GemmF16 op(A) is packed into tiles of 16 rows by 16 k of (hi | lo<<16) words and
@@ -39,9 +39,9 @@ const (
 )
 
 var amxOnce = sync.OnceValue(func() bool {
-	f := half.X86()
+	f := cpuid.X86()
 	if !f.AMXTile || !f.AMXBF16 || !f.AVX512F || !f.AVX512DQ || !f.AVX512BW || f.XCR0&xcr0AMX != xcr0AMX ||
-		f.XCR0&xcr0AVX512 != xcr0AVX512 {
+		f.XCR0&cpuid.XCR0AVX512 != cpuid.XCR0AVX512 {
 		return false
 	}
 	// Tile data is off for a process until it asks (Linux 5.16 and later); the permission is the process's.

@@ -3,13 +3,14 @@ package cpu
 import (
 	"context"
 	"fmt"
-	"github.com/anestar/anestar/internal/memlimit"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/anestar/anestar/internal/memlimit"
 )
 
 // Under a real `ulimit -v` that leaves too little room for OpenBLAS's buffers (where OpenBLAS 0.3.21

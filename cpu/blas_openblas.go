@@ -5,12 +5,12 @@ package cpu
 import (
 	"errors"
 	"fmt"
-	"github.com/anestar/anestar/internal/memlimit"
 	"os"
 	"runtime"
 	"strings"
 
-	"github.com/anestar/anestar/half"
+	"github.com/anestar/anestar/internal/cpuid"
+	"github.com/anestar/anestar/internal/memlimit"
 	"github.com/ebitengine/purego"
 )
 
@@ -40,7 +40,7 @@ const coreTypeEnv = "OPENBLAS_CORETYPE"
 // removes them again, so that child processes choose afresh): the core
 // (coreTypeEnv), unless the user named one, and the thread count.
 func loadOpenBLAS() (*library, error) {
-	info := BLASInfo{Name: "openblas", CoreChoice: CoreUser, AutoCore: openBLASCoreFor(half.X86())}
+	info := BLASInfo{Name: "openblas", CoreChoice: CoreUser, AutoCore: openBLASCoreFor(cpuid.X86())}
 	if os.Getenv(coreTypeEnv) == "" {
 		info.CoreChoice = CoreLibrary
 		if core := info.AutoCore; core != "" {

@@ -11,35 +11,35 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anestar/anestar/half"
+	"github.com/anestar/anestar/internal/cpuid"
 )
 
 func TestOpenBLASCoreFor(t *testing.T) {
-	avx2 := half.X86Features{OSXSAVE: true, AVX: true, FMA: true, AVX2: true, XCR0: 0x7}
+	avx2 := cpuid.X86Features{OSXSAVE: true, AVX: true, FMA: true, AVX2: true, XCR0: 0x7}
 	avx512 := avx2
 	avx512.AVX512F, avx512.AVX512DQ, avx512.AVX512CD, avx512.AVX512BW, avx512.AVX512VL = true, true, true, true, true
 	avx512.XCR0 = 0xe7
-	with := func(f half.X86Features, change func(*half.X86Features)) half.X86Features { change(&f); return f }
+	with := func(f cpuid.X86Features, change func(*cpuid.X86Features)) cpuid.X86Features { change(&f); return f }
 	for _, tc := range []struct {
 		name string
-		f    half.X86Features
+		f    cpuid.X86Features
 		want string
 	}{
-		{"no features", half.X86Features{}, ""},
+		{"no features", cpuid.X86Features{}, ""},
 		{"AVX2+FMA", avx2, "Haswell"},
-		{"AVX2 without FMA", with(avx2, func(f *half.X86Features) { f.FMA = false }), ""},
-		{"FMA without AVX2", with(avx2, func(f *half.X86Features) { f.AVX2 = false }), ""},
-		{"AVX2 but the OS saves no YMM state", with(avx2, func(f *half.X86Features) { f.XCR0 = 0x3 }), ""},
-		{"AVX2 without OSXSAVE", with(avx2, func(f *half.X86Features) { f.OSXSAVE, f.XCR0 = false, 0 }), ""},
+		{"AVX2 without FMA", with(avx2, func(f *cpuid.X86Features) { f.FMA = false }), ""},
+		{"FMA without AVX2", with(avx2, func(f *cpuid.X86Features) { f.AVX2 = false }), ""},
+		{"AVX2 but the OS saves no YMM state", with(avx2, func(f *cpuid.X86Features) { f.XCR0 = 0x3 }), ""},
+		{"AVX2 without OSXSAVE", with(avx2, func(f *cpuid.X86Features) { f.OSXSAVE, f.XCR0 = false, 0 }), ""},
 		{"AVX-512 (Skylake-SP)", avx512, "SkylakeX"},
 		// 0.3.21 rejects "Cooperlake" in OPENBLAS_CORETYPE; its sgemm kernels are SkylakeX's.
-		{"AVX-512 with BF16 (Cooper Lake, Sapphire Rapids)", with(avx512, func(f *half.X86Features) { f.AVX512BF16 = true }), "SkylakeX"},
-		{"AVX-512 but the OS saves no ZMM state", with(avx512, func(f *half.X86Features) { f.XCR0 = 0x7 }), "Haswell"},
-		{"AVX-512 without the opmask state", with(avx512, func(f *half.X86Features) { f.XCR0 = 0xc7 }), "Haswell"},
-		{"AVX-512 without the upper ZMM16-31 state", with(avx512, func(f *half.X86Features) { f.XCR0 = 0x67 }), "Haswell"},
-		{"AVX-512F without VL (Knights Landing)", with(avx512, func(f *half.X86Features) { f.AVX512VL, f.AVX512BW, f.AVX512DQ = false, false, false }), "Haswell"},
-		{"AVX-512 without BW", with(avx512, func(f *half.X86Features) { f.AVX512BW = false }), "Haswell"},
-		{"AVX-512 flags without AVX2", with(avx512, func(f *half.X86Features) { f.AVX2 = false }), ""},
+		{"AVX-512 with BF16 (Cooper Lake, Sapphire Rapids)", with(avx512, func(f *cpuid.X86Features) { f.AVX512BF16 = true }), "SkylakeX"},
+		{"AVX-512 but the OS saves no ZMM state", with(avx512, func(f *cpuid.X86Features) { f.XCR0 = 0x7 }), "Haswell"},
+		{"AVX-512 without the opmask state", with(avx512, func(f *cpuid.X86Features) { f.XCR0 = 0xc7 }), "Haswell"},
+		{"AVX-512 without the upper ZMM16-31 state", with(avx512, func(f *cpuid.X86Features) { f.XCR0 = 0x67 }), "Haswell"},
+		{"AVX-512F without VL (Knights Landing)", with(avx512, func(f *cpuid.X86Features) { f.AVX512VL, f.AVX512BW, f.AVX512DQ = false, false, false }), "Haswell"},
+		{"AVX-512 without BW", with(avx512, func(f *cpuid.X86Features) { f.AVX512BW = false }), "Haswell"},
+		{"AVX-512 flags without AVX2", with(avx512, func(f *cpuid.X86Features) { f.AVX2 = false }), ""},
 	} {
 		if got := openBLASCoreFor(tc.f); got != tc.want {
 			t.Errorf("%s (%+v): core %q, want %q", tc.name, tc.f, got, tc.want)
@@ -167,7 +167,7 @@ func TestOpenBLASCoreChoiceSubprocess(t *testing.T) {
 		t.Errorf("with %s=Prescott the child says\n%s\nwant %s", coreTypeEnv, out, want)
 	}
 	want := `choice=library core=`
-	if core := openBLASCoreFor(half.X86()); core != "" {
+	if core := openBLASCoreFor(cpuid.X86()); core != "" {
 		want = fmt.Sprintf(`choice=auto core=%s env=""`, core)
 	}
 	if out := child(""); !strings.Contains(out, want) {

@@ -1,9 +1,10 @@
-// Package cpu holds the host numerics of anestar: the arithmetic the CPU
-// does around the Neural Engine (or its emulator) and for scripts.
+// Package cpu holds the BLAS of anestar: the matrix products the CPU does
+// around the Neural Engine (or its emulator) and for scripts, the library
+// behind them chosen and checked at run time, and their peak rate.
 //
-// Half precision is package half's: the fp16 and bf16 conversions and the
-// CPU feature detection live there, in a leaf that the file-format
-// packages share without linking the BLAS loaders.
+// Half precision is package half's: the fp16 and bf16 conversions live
+// there, in a leaf that the file-format packages share without linking the
+// BLAS loaders; the CPU feature detection is internal/cpuid's.
 //
 // Matrix products. [Sgemm] computes C = alpha*op(A)*op(B) + beta*C on
 // row-major float32 matrices with a [BLAS] implementation chosen at run
@@ -69,23 +70,6 @@
 // Every implementation validates the same way: bad dimensions or short
 // slices are errors, never crashes.
 //
-// Tensor math. Tensors are flat []float32. The transformer layer's
-// activations are channel-first [C, S] (element (c, s) at c*S+s) as in the
-// reference trainer: [RMSNorm] and [RMSNormBackward] normalise over C for
-// each of the S positions. Batches for the small dense networks are
-// row-major [rows, cols]: [Softmax], the cross-entropy losses and
-// [BiasGrad] work on rows. An [Activation] (sigmoid, relu, leaky_relu,
-// tanh, softsign, silu, gelu, gelu_tanh) maps slices forward and back; the
-// losses ([MSE], [CrossEntropyLogits], [CrossEntropyLabels],
-// [CrossEntropyProbs], [BinaryCrossEntropy], [BinaryCrossEntropyLogits])
-// return the loss and write its gradient; [ClipByValue],
-// [ClipByGlobalNorm], [AddL1Grad] and [AddL2Grad] shape gradients. Large
-// slices are split over goroutines (one per processor).
-//
-// Optimizers and learning-rate schedules are package optim's.
-//
-// RMSNorm backward. [RMSNormBackward] computes the exact gradient; the
-// reference trainer's rmsnorm_bwd scales the normalisation term of dx by
-// w[c] as well, which agrees only while the RMSNorm weights are all ones
-// (as they are at initialisation).
+// The NN math around the products (norms, activations, losses) is package
+// nn's; optimizers and schedules are package optim's.
 package cpu

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -13,7 +14,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/anestar/anestar/internal/atomicfile"
@@ -87,12 +87,17 @@ func RecalibratePeakFLOPS() float64 {
 // (no cache directory).
 func PeakFLOPSFile() string { return peakPath(peakKey()) }
 
+// inTest reports whether this is a test binary (one whose flags include the testing package's
+// -test.v), whose runs must not write the user's cache; asked without importing testing into the
+// production code.
+func inTest() bool { return flag.Lookup("test.v") != nil }
+
 // cacheDir is the directory of cached measurements, "" for none.
 func cacheDir() string {
 	if d := os.Getenv(CacheDirEnv); d != "" {
 		return d
 	}
-	if testing.Testing() {
+	if inTest() {
 		return ""
 	}
 	d, err := os.UserCacheDir()

@@ -1,9 +1,9 @@
 // Package half holds anestar's number formats: IEEE binary16 (fp16, the
 // ANE's storage format) and bfloat16, as scalar definitions and vectorised
-// bulk conversions, and the CPU feature detection that the vector code
-// needs. It imports nothing of anestar's, so that every package that
-// stores or reads half-precision data (cpu, mil, ckpt, npy, the emulator)
-// shares one definition without linking the BLAS loaders.
+// bulk conversions. It imports nothing of anestar's but the CPU feature
+// detection (internal/cpuid, a leaf), so that every package that stores or
+// reads half-precision data (cpu, mil, ckpt, npy, the emulator) shares one
+// definition without linking the BLAS loaders.
 //
 // Scalars. [F32ToF16] converts a float32 to the nearest half, ties to
 // even: magnitudes from 65520 up become ±inf (no saturation, as on the
@@ -26,11 +26,8 @@
 // noasm (gonum's own, so one tag switches both) leaves every assembly path
 // out for the plain Go fallbacks.
 //
-// CPU features. [X86] returns the CPUID and XGETBV flags, read once at
-// start (the zero value off amd64); [HasF16C] and [HasAVX2] combine them
-// with the operating system's saved register state, for this package's
-// conversions and other packages' AVX2 code (the emulator's vector exp).
-// The detection is not compute, so it carries no noasm tag.
+// The F16C paths run when internal/cpuid's HasF16C says the CPU and the
+// operating system support them.
 //
 // Float32 bytes. [EncodeF32To] and [DecodeF32To] move float32 values to and
 // from their little-endian bytes (a plain copy on a little-endian host): the

@@ -2,6 +2,8 @@
 
 package half
 
+import "github.com/anestar/anestar/internal/cpuid"
+
 // On amd64 the bulk half-precision conversions use the F16C instructions (VCVTPS2PH with round to
 // nearest even, VCVTPH2PS) sixteen values at a time. They give exactly the results of F32ToF16 and
 // F16ToF32 on every input, NaN payloads included: blocks of halves holding infinities or NaNs are
@@ -21,7 +23,7 @@ func decodeF16F16C(dst *float32, src *byte, n int) (done int)
 // length; len(dst) >= len(src).
 func roundF16Vec(dst, src []float32) int {
 	n := len(src) &^ 15
-	if !hasF16C || n == 0 {
+	if !cpuid.HasF16C() || n == 0 {
 		return 0
 	}
 	roundF16F16C(&dst[0], &src[0], n)
@@ -31,7 +33,7 @@ func roundF16Vec(dst, src []float32) int {
 // encodeF16Vec encodes the longest prefix of src that the vector code handles; len(dst) >= 2*len(src).
 func encodeF16Vec(dst []byte, src []float32) int {
 	n := len(src) &^ 15
-	if !hasF16C || n == 0 {
+	if !cpuid.HasF16C() || n == 0 {
 		return 0
 	}
 	encodeF16F16C(&dst[0], &src[0], n)
@@ -41,7 +43,7 @@ func encodeF16Vec(dst []byte, src []float32) int {
 // decodeF16Vec decodes the longest prefix of dst that the vector code handles; len(src) >= 2*len(dst).
 func decodeF16Vec(dst []float32, src []byte) int {
 	n := len(dst) &^ 15
-	if !hasF16C || n == 0 {
+	if !cpuid.HasF16C() || n == 0 {
 		return 0
 	}
 	i := 0

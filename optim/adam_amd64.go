@@ -2,7 +2,7 @@
 
 package optim
 
-import "github.com/anestar/anestar/half"
+import "github.com/anestar/anestar/internal/cpuid"
 
 // On amd64 with AVX2, Adam's update runs eight parameters at a time with the scalar code's operations
 // in its order, each an IEEE float32 operation (no fused multiply-add; VSQRTPS is the correctly
@@ -18,7 +18,7 @@ type adamConsts struct {
 //go:noescape
 func adamAVX2(w, grad, m, v *float32, n int, c *adamConsts)
 
-var hasAdamVec = half.HasAVX2()
+var hasAdamVec = cpuid.HasAVX2()
 
 // adamVec runs the vector code on the longest prefix of whole blocks of w and returns its length.
 func adamVec(w, g, m, v []float32, c adamConsts) int {

@@ -36,10 +36,10 @@ type Slot struct {
 // stepCheck validates the slices of a Step call against the optimizer's size.
 func stepCheck(name string, n int, w, g []float32, lr float32) error {
 	if len(w) != n || len(g) != n {
-		return fmt.Errorf("cpu.%s.Step: w has %d and g %d elements, optimizer made for %d", name, len(w), len(g), n)
+		return fmt.Errorf("optim.%s.Step: w has %d and g %d elements, optimizer made for %d", name, len(w), len(g), n)
 	}
 	if lr != lr {
-		return fmt.Errorf("cpu.%s.Step: learning rate is NaN", name)
+		return fmt.Errorf("optim.%s.Step: learning rate is NaN", name)
 	}
 	return nil
 }
@@ -48,14 +48,14 @@ func stepCheck(name string, n int, w, g []float32, lr float32) error {
 // that slot names and lengths match.
 func setState(name string, steps *int, live []Slot, saved State) error {
 	if saved.Steps < 0 {
-		return fmt.Errorf("cpu.%s.SetState: negative step count %d", name, saved.Steps)
+		return fmt.Errorf("optim.%s.SetState: negative step count %d", name, saved.Steps)
 	}
 	if len(saved.Slots) != len(live) {
-		return fmt.Errorf("cpu.%s.SetState: %d slots, want %d (%s)", name, len(saved.Slots), len(live), slotNames(live))
+		return fmt.Errorf("optim.%s.SetState: %d slots, want %d (%s)", name, len(saved.Slots), len(live), slotNames(live))
 	}
 	for i, s := range saved.Slots {
 		if s.Name != live[i].Name || len(s.Data) != len(live[i].Data) {
-			return fmt.Errorf("cpu.%s.SetState: slot %d is %q with %d elements, want %q with %d",
+			return fmt.Errorf("optim.%s.SetState: slot %d is %q with %d elements, want %q with %d",
 				name, i, s.Name, len(s.Data), live[i].Name, len(live[i].Data))
 		}
 	}

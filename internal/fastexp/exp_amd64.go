@@ -5,7 +5,7 @@ package fastexp
 import (
 	"math"
 
-	"github.com/anestar/anestar/half"
+	"github.com/anestar/anestar/internal/cpuid"
 )
 
 // On amd64 with AVX2, expShifted runs exp32's fast-range operations eight lanes at a time in the same
@@ -38,7 +38,7 @@ var expTab = func() (t [expTabLen][8]float32) {
 }()
 
 // hasExpVec reports whether the CPU and OS support AVX2.
-var hasExpVec = half.HasAVX2()
+var hasExpVec = cpuid.HasAVX2()
 
 // expShiftedVec runs the vector code on the longest prefix of whole blocks it handles and returns its
 // length; len(src) >= len(dst).

@@ -1,12 +1,15 @@
-// Package numtest holds the numerical helpers that the host math's tests share (package cpu's and
-// package optim's): central finite differences, float64 widening, random normal data and an
-// element-wise tolerance check. It is imported by tests only.
+// Package numtest holds the helpers that the tests of the host math (nn, optim) share: finite
+// differences, float64 copies, random normal slices and a tolerance check. Only tests import it.
 package numtest
 
-import (
-	"math"
-	"math/rand/v2"
-	"testing"
+import "github.com/anestar/anestar/internal/numtest"
+
+// The shared numerical helpers (internal/numtest), under the names these tests use.
+var (
+	numGrad  = numtest.NumGrad
+	to64     = numtest.To64
+	closeTo  = numtest.CloseTo
+	randNorm = numtest.RandNorm
 )
 
 // NumGrad returns the central finite-difference gradient of f at x, in float64.
@@ -25,7 +28,7 @@ func NumGrad(f func(x []float64) float64, x []float64) []float64 {
 	return g
 }
 
-// To64 widens x to float64.
+// To64 returns x converted to float64.
 func To64(x []float32) []float64 {
 	y := make([]float64, len(x))
 	for i, v := range x {
@@ -36,7 +39,7 @@ func To64(x []float32) []float64 {
 
 // CloseTo fails the test at the first element where got and want differ by more than
 // atol + rtol*|want|.
-func CloseTo(t testing.TB, what string, got []float32, want []float64, rtol, atol float64) {
+func CloseTo(t *testing.T, what string, got []float32, want []float64, rtol, atol float64) {
 	t.Helper()
 	if len(got) < len(want) {
 		t.Fatalf("%s: got %d values, want %d", what, len(got), len(want))
@@ -48,7 +51,7 @@ func CloseTo(t testing.TB, what string, got []float32, want []float64, rtol, ato
 	}
 }
 
-// RandNorm is n normal draws from rng of standard deviation scale.
+// RandNorm returns n normal random values of standard deviation scale.
 func RandNorm(rng *rand.Rand, n int, scale float64) []float32 {
 	x := make([]float32, n)
 	for i := range x {

@@ -2,7 +2,7 @@
 
 package vec
 
-import "github.com/anestar/anestar/half"
+import "github.com/anestar/anestar/internal/cpuid"
 
 // vvAVX2 computes dst[j] = a[j] op b[j] for j < n, n a multiple of 8.
 //
@@ -15,8 +15,8 @@ func vvAVX2(op Op, dst, a, b *float32, n int)
 func vsAVX2(op Op, dst, a *float32, s float32, n int)
 
 var (
-	hasVec      = half.HasAVX2()
-	hasRoundVec = hasVec && half.HasF16C()
+	hasVec      = cpuid.HasAVX2()
+	hasRoundVec = hasVec && cpuid.HasF16C()
 )
 
 // Has reports whether the CPU and OS run the vector code (AVX2).

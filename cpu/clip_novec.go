@@ -1,9 +1,0 @@
-//go:build !amd64 || noasm
-
-package cpu
-
-// hasClipVec is false here: there is no vector code on this architecture.
-var hasClipVec = false
-
-// laneSumVec does nothing here.
-func laneSumVec(x []float32, lanes *[16]float64, square bool) int { return 0 }

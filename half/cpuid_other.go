@@ -1,6 +1,0 @@
-//go:build !amd64
-
-package half
-
-// x86 are no features on this architecture.
-var x86 X86Features
