@@ -203,64 +203,8 @@ func (s *session) ckptLoadState(thread *starlark.Thread, b *starlark.Builtin, ar
 			return nil, err
 		}
 	}
-	for k := range st.Params {
-		if _, found, _ := weights.Get(starlark.String(k)); !found {
-			return nil, fail("tensor %s%s is not among the run's weights (%s): the checkpoint is of another model", ckpt.ParamPrefix, k, strings.Join(keys, ", "))
-		}
-	}
-	var opt *optimizer
-	news := map[string]optim.State{}
-	if optV != starlark.None {
-		if opt, ok = optV.(*optimizer); !ok {
-			return nil, nameErrf(b.Name(), "optim: got %s, want an optimizer", optV.Type())
-		}
-		steps, ok := st.Counters[optimCounter]
-		if !ok {
-			return nil, fail("no tensor %s%s (the optimizer's update count)", ckpt.CounterPrefix, optimCounter)
-		}
-		for _, k := range opt.names {
-			ns := optim.State{Steps: int(steps)}
-			for _, sl := range opt.opts[k].State().Slots {
-				name := ckpt.OptimPrefix + k + "/" + sl.Name
-				ct, ok := st.Optim[k][sl.Name]
-				if !ok {
-					return nil, fail("no tensor %s: the run's %s optimizer keeps %s for %s", name, opt.kind, sl.Name, k)
-				}
-				if !slices.Equal(ct.Shape, opt.params[k].shape) {
-					return nil, fail("tensor %s is %v, the run's weight %s is %s", name, ct.Shape, k, shapeString(opt.params[k].shape))
-				}
-				data, err := ct.Float32()
-				if err != nil {
-					return nil, fail("tensor %s: %v", name, err)
-				}
-				ns.Slots = append(ns.Slots, optim.Slot{Name: sl.Name, Data: data})
-			}
-			news[k] = ns
-		}
-	}
-	// Gradients of an unfinished window: restored when saved, else zeroed.
-	restoredGrads := false
-	if grads != nil {
-		gkeys, gts, err := tensorDict(b.Name(), "grads", grads)
-		if err != nil {
-			return nil, err
-		}
-		for i, k := range gkeys {
-			t := gts[i]
-			name := ckpt.OptimPrefix + k + "/" + gradSlot
-			ct, ok := st.Optim[k][gradSlot]
-			if !ok {
-				if err := t.writable(b.Name()); err != nil {
-					return nil, err
-				}
-				todo = append(todo, restore{t, make([]float32, len(t.data))})
-				continue
-			}
-			restoredGrads = true
-			if err := take(name, ct, t, "gradient "+k); err != nil {
-				return nil, err
-			}
-		}
+	fail := func(format string, a ...any) error {
+		return nameErrf(b.Name(), "%s: %s", path, fmt.Sprintf(format, a...))
 	}
 	// Decode the metadata before restoring, too.
 	meta := starlark.NewDict(len(st.Meta))

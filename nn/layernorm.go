@@ -2,8 +2,6 @@ package nn
 
 import "github.com/anestar/anestar/internal/par"
 
-import "github.com/anestar/anestar/internal/par"
-
 // LayerNorm normalises each column of the channel-first [C, S] tensor x to
 // mean 0 and variance 1 and scales channel c by w[c], without a bias (the
 // LayerNorm of nanoGPT's bias=False GPT-2):

@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
-
-	"github.com/anestar/anestar/internal/numtest"
 )
 
 // optCase pairs an optimizer with its update written from the formulas in
@@ -269,10 +267,3 @@ func TestSchedules(t *testing.T) {
 	near("warm nil", Warmup{Steps: 3}.LR(1), 0)
 	near("warm none", Warmup{Then: Constant{0.2}}.LR(0), 0.2)
 }
-
-// The shared numerical helpers (internal/numtest), under the names these tests use.
-var (
-	to64     = numtest.To64
-	closeTo  = numtest.CloseTo
-	randNorm = numtest.RandNorm
-)

@@ -2,14 +2,10 @@
 // differences, float64 copies, random normal slices and a tolerance check. Only tests import it.
 package numtest
 
-import "github.com/anestar/anestar/internal/numtest"
-
-// The shared numerical helpers (internal/numtest), under the names these tests use.
-var (
-	numGrad  = numtest.NumGrad
-	to64     = numtest.To64
-	closeTo  = numtest.CloseTo
-	randNorm = numtest.RandNorm
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
 )
 
 // NumGrad returns the central finite-difference gradient of f at x, in float64.

@@ -200,21 +200,3 @@ func (j *job) release() {
 		jobs.Put(j)
 	}
 }
-
-// Grained calls fn over [0, n) split into contiguous ranges, one per available processor, when n is
-// at least 2*grain; smaller work runs on the calling goroutine, because handing out pieces would cost
-// more than it saves. The pieces run on the helpers, which claim them as they come free. fn must
-// only touch the part of its data named by [lo, hi).
-func Grained(n, grain int, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if w := n / max(grain, 1); w < workers {
-		workers = w
-	}
-	if workers <= 1 {
-		if n > 0 {
-			fn(0, n)
-		}
-		return
-	}
-	For(n, (n+workers-1)/workers, fn)
-}
