@@ -20,8 +20,7 @@ root=$(cd "$(dirname "$0")/.." && pwd); py=/usr/bin/python3
 w=$(mktemp -d)
 (cd "$root" && go build -o "$w/anestar" ./cmd/anestar)
 cd "$w"
-header() { $py -c "import struct,sys; print(abs(struct.unpack('7i', open(sys.argv[1],'rb').read(28))[$2]))" "$model"; }
-vocab=$(header vocab 5); seq=$(header seq 6)
+read -r vocab seq < <($py -c "import struct,sys; h = struct.unpack('7i', open(sys.argv[1],'rb').read(28)); print(abs(h[5]), h[6])" "$model")
 
 $py - "$vocab" <<'PY'
 import struct, sys
