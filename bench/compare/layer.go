@@ -44,6 +44,12 @@ func compareLayer(c config) error {
 	if err != nil {
 		return err
 	}
+	if c.peer == "" {
+		c.peer = layerPeer
+	}
+	if err := snapshotAll(&c, tmp); err != nil {
+		return err
+	}
 	if c.threads == "" {
 		c.threads = "1,2"
 	}

@@ -27,6 +27,9 @@ func compareLM(c config) error {
 	if c.threads == "" {
 		c.threads = "1"
 	}
+	if c.text != "" && c.tok == "" {
+		return fmt.Errorf("-text needs -tokenizer: a run on its own vocabulary compares by bits per byte only")
+	}
 	if !(c.budget >= 0 && c.budget < 1e12) {
 		return fmt.Errorf("-budget %v: seconds of wall time per run, 0 for none (train -steps steps)", c.budget)
 	}
@@ -50,6 +53,12 @@ func compareLM(c config) error {
 	if c.script == layerScript {
 		c.script = lmScript
 	}
+	if c.peer == "" {
+		c.peer = lmPeer
+	}
+	if err := snapshotAll(&c, tmp); err != nil {
+		return err
+	}
 	params := lmParams(c.sets, own)
 	args, err := lmArgs(params)
 	if err != nil {
@@ -59,15 +68,20 @@ func compareLM(c config) error {
 	var runs []run
 	for _, m := range modes {
 		runs = append(runs, run{"anestar " + m, func(rep int) (result, error) {
-			return runLMAnestar(c, c.anestar, c.script, "anestar", tmp, tv, m, params, seeds[rep])
+			return runLMAnestar(c, c.anestar, c.script, "anestar", tmp, tv, m, params, seeds[rep], "")
 		}})
+		if c.text != "" {
+			runs = append(runs, run{"anestar " + m + " text", func(rep int) (result, error) {
+				return runLMAnestar(c, c.anestar, c.script, "text", tmp, tv, m, params, seeds[rep], c.text)
+			}})
+		}
 		if c.base != "" {
 			script := c.script
 			if c.baseScript != "" {
 				script = c.baseScript
 			}
 			runs = append(runs, run{"base " + m, func(rep int) (result, error) {
-				return runLMAnestar(c, c.base, script, "base", tmp, tv, m, params, seeds[rep])
+				return runLMAnestar(c, c.base, script, "base", tmp, tv, m, params, seeds[rep], "")
 			}})
 		}
 	}
@@ -194,20 +208,25 @@ func lmArgs(ss sets) ([]string, error) {
 // runLMAnestar trains with binary bin and the LM script (modes fp16, fp32 as --fp32) on the same token
 // files and seed, for -steps steps or with -budget its budget, and reads its metrics: the steps trained,
 // the median ms and tokens/s of the steps after the first three (the peer leaves out as many) and the
-// final validation loss. label tells its metrics file apart. It writes no checkpoint.
-func runLMAnestar(c config, bin, script, label, tmp, timeV, mode string, params sets, seed int) (result, error) {
+// final validation loss. label tells its metrics file apart. It writes no checkpoint. With text (-text)
+// it trains on that text instead, with a vocabulary of its own trained on the text's first 90 % (the
+// script's val_frac 0.1 cuts where bench/peers/prep_lm.py does: the same validation bytes).
+func runLMAnestar(c config, bin, script, label, tmp, timeV, mode string, params sets, seed int, text string) (result, error) {
 	metrics := filepath.Join(tmp, fmt.Sprintf("lm-%s-%s-%d.jsonl", label, mode, seed))
 	argv := []string{bin, "run", script, "--quiet"}
 	if mode == "fp32" {
 		argv = append(argv, "--fp32")
 	}
 	q := strconv.Quote // strings as Starlark literals
-	set := []string{"data=" + q(c.train), "val_data=" + q(c.val), "steps=" + strconv.Itoa(c.steps),
-		"seed=" + strconv.Itoa(seed), "metrics=" + q(metrics), `ckpt=""`, `best=""`, "eval_every=0"}
+	set := []string{"data=" + q(c.train), "val_data=" + q(c.val)}
+	if text != "" {
+		set = []string{"data=" + q(text), "val_frac=0.1"}
+	}
+	set = append(set, "steps="+strconv.Itoa(c.steps), "seed="+strconv.Itoa(seed), "metrics="+q(metrics), `ckpt=""`, `best=""`, "eval_every=0")
 	if c.budget > 0 {
 		set = append(set, "budget="+strconv.FormatFloat(c.budget, 'g', -1, 64))
 	}
-	if c.tok != "" {
+	if c.tok != "" && text == "" {
 		set = append(set, "tokenizer="+q(c.tok))
 	}
 	for _, s := range append(set, params...) {
@@ -300,7 +319,7 @@ func reportLM(c config, own bool, runs []run, all map[string][]result) error {
 		lm, ls := meanSD(rs, func(r result) float64 { return r.valLoss })
 		bm, bs := meanSD(rs, func(r result) float64 { return r.valBPB })
 		bpb := fmt.Sprintf("%10.4f ± %.4f", bm, bs)
-		if c.tok == "" {
+		if c.tok == "" && !strings.HasSuffix(r.name, " text") {
 			bpb = fmt.Sprintf("%18s", "-")
 		}
 		ms := med(rs, func(r result) float64 { return r.ms })
@@ -345,6 +364,10 @@ func reportLM(c config, own bool, runs []run, all map[string][]result) error {
 		if err != nil {
 			return fmt.Errorf("%s against %s: %w", r.name, runs[0].name, err)
 		}
+		loss := "val_loss " + dl.String()
+		if strings.HasSuffix(r.name, " text") {
+			loss = "(its own vocabulary: val_loss not comparable)"
+		}
 		bpb := ""
 		if c.tok != "" {
 			db, err := pairedDiff(first, rs, func(r result) float64 { return r.valBPB })
@@ -353,7 +376,7 @@ func reportLM(c config, own bool, runs []run, all map[string][]result) error {
 			}
 			bpb = "  val_bpb " + db.String()
 		}
-		fmt.Printf("  %-20s val_loss %s%s  ms/step %.2fx  steps %.2fx\n", r.name, dl.String(), bpb,
+		fmt.Printf("  %-20s %s%s  ms/step %.2fx  steps %.2fx\n", r.name, loss, bpb,
 			med(rs, func(r result) float64 { return r.ms })/med(first, func(r result) float64 { return r.ms }),
 			med(rs, func(r result) float64 { return float64(r.steps) })/max(med(first, func(r result) float64 { return float64(r.steps) }), 1))
 	}

@@ -26,6 +26,13 @@
 // train_lm.star fixes AdamW's betas at 0.9/0.95; the peer takes --beta1/--beta2 but compare gives
 // them to neither.
 //
+// -text names the corpus the token files were made from (bench/peers/prep_lm.py's TEXT): anestar then
+// also trains on the text itself with a vocabulary of its own (run "anestar fp16 text"), as a user
+// would, validating on the same last 10 % of bytes; it compares by bits per byte.
+//
+// compare copies the scripts (the script's folder of .star files) and the peers into its temporary
+// folder as it starts: every run reads what the tree held then, though it is edited meanwhile.
+//
 // Seeds: -reps N runs seeds -seed .. -seed+N-1, or -seeds names them (1,2,5 or 1..4; not with -reps or
 // -seed); every side runs every seed, so the runs sample the run-to-run spread. The report gives per
 // run the median steps, ms/step (the steps after the first three) and tokens/s, the mean ± sample
@@ -93,6 +100,7 @@ type config struct {
 	threads            string
 	modes              string
 	train, val, tok    string  // lm mode: token files and tokenizer
+	text               string  // lm mode: -text, the corpus the token files were made from (prep_lm.py)
 	seed               int     // lm mode: the first rep's seed
 	seeds              string  // lm mode: -seeds, the reps' seeds as a list ("" for -reps from -seed)
 	seedList           []int   // lm mode: the seeds of the reps, from seeds or reps and seed
@@ -152,6 +160,7 @@ func main() {
 	flag.StringVar(&c.train, "train", "", "lm mode: the training tokens (uint16 .bin)")
 	flag.StringVar(&c.val, "val", "", "lm mode: the validation tokens (uint16 .bin)")
 	flag.StringVar(&c.tok, "tokenizer", "", "lm mode: the tokens' llama2.c tokenizer.bin, for val_bpb")
+	flag.StringVar(&c.text, "text", "", "lm mode: the text the token files were made from (bench/peers/prep_lm.py's TEXT): anestar also trains on it with its own vocabulary (\"anestar fp16 text\"), validating on the same last 10 % of bytes")
 	flag.IntVar(&c.seed, "seed", 1, "lm mode: the seed of rep 1; rep i uses seed+i-1")
 	flag.StringVar(&c.seeds, "seeds", "", "lm mode: the reps' seeds, a `list` such as 1,2,3 or 1..4 (instead of -reps and -seed): every side runs each seed, and the runs are paired by seed")
 	flag.Float64Var(&c.budget, "budget", 0, "lm mode: `seconds` of wall time each run trains (train_lm.star's budget, the peer's --budget: the schedule laid over the steps that fit; -steps ignored); 0 for -steps steps")
@@ -184,7 +193,7 @@ func given() map[string]bool {
 // -reps or -seed it replaces.
 func checkFlags(c config, given map[string]bool) error {
 	if c.mode == "layer" {
-		for _, f := range []string{"budget", "seeds", "defaults"} {
+		for _, f := range []string{"budget", "seeds", "defaults", "text"} {
 			if given[f] {
 				return fmt.Errorf("-%s is for -mode lm (layer mode trains -steps steps without a seed)", f)
 			}
