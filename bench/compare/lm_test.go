@@ -130,12 +130,12 @@ func TestOwnDefaults(t *testing.T) {
 func TestLMParams(t *testing.T) {
 	set := sets{"dim=128", "lr=2e-3"}
 	shared := lmParams(set, false)
-	for _, want := range []string{"vocab=1024", "dim=128", "lr=2e-3", "min_lr=1.5e-4", "warmup=100", "dropout=0.0", "weight_decay=0.1", "clip=1.0"} {
+	for _, want := range []string{"vocab=1024", "dim=128", "lr=2e-3", "min_lr=1e-4", "warmup=20", "dropout=0.0", "weight_decay=0.1", "clip=1.0"} {
 		if !slices.Contains(shared, want) {
 			t.Errorf("shared %v lacks %s", shared, want)
 		}
 	}
-	if slices.Contains(shared, "dim=256") || slices.Contains(shared, "lr=1.5e-3") {
+	if slices.Contains(shared, "dim=256") || slices.Contains(shared, "lr=1e-3") {
 		t.Errorf("shared %v keeps a default -set overrides", shared)
 	}
 	own := lmParams(set, true)

@@ -21,8 +21,9 @@
 //
 // The hyperparameters (lr, min_lr, warmup, weight_decay, clip, dropout) not in -set are, with
 // -defaults shared (the default without -budget), train_lm.star's given to both sides, dropout 0
-// (-set dropout=0.1 for the script's); with -defaults own (the default with -budget), each side's own:
-// train_lm.star's on anestar's, the peer's (lr 1e-3, warmup 20, min-lr lr/10, no dropout) on PyTorch's.
+// (-set dropout=0.1 to give both one); with -defaults own (the default with -budget), each side's own:
+// train_lm.star's on anestar's (its dropout chosen by the passes the run makes), the peer's (lr 1e-3,
+// warmup 20, min-lr lr/10, no dropout) on PyTorch's.
 // train_lm.star fixes AdamW's betas at 0.9/0.95; the peer takes --beta1/--beta2 but compare gives
 // them to neither.
 //
