@@ -319,7 +319,7 @@ func reportLM(c config, own bool, runs []run, all map[string][]result) error {
 		lm, ls := meanSD(rs, func(r result) float64 { return r.valLoss })
 		bm, bs := meanSD(rs, func(r result) float64 { return r.valBPB })
 		bpb := fmt.Sprintf("%10.4f ± %.4f", bm, bs)
-		if c.tok == "" && !strings.HasSuffix(r.name, " text") {
+		if c.tok == "" && !isTextRun(r.name) {
 			bpb = fmt.Sprintf("%18s", "-")
 		}
 		ms := med(rs, func(r result) float64 { return r.ms })
@@ -360,13 +360,13 @@ func reportLM(c config, own bool, runs []run, all map[string][]result) error {
 	fmt.Printf("paired by seed, each run minus %s: mean difference ± its standard error (the differences' sd; seeds where the run is lower); ratios of medians\n", runs[0].name)
 	for _, r := range runs[1:] {
 		rs := all[r.name]
-		dl, err := pairedDiff(first, rs, func(r result) float64 { return r.valLoss })
-		if err != nil {
-			return fmt.Errorf("%s against %s: %w", r.name, runs[0].name, err)
-		}
-		loss := "val_loss " + dl.String()
-		if strings.HasSuffix(r.name, " text") {
-			loss = "(its own vocabulary: val_loss not comparable)"
+		loss := "(its own vocabulary: val_loss not comparable)"
+		if !isTextRun(r.name) {
+			dl, err := pairedDiff(first, rs, func(r result) float64 { return r.valLoss })
+			if err != nil {
+				return fmt.Errorf("%s against %s: %w", r.name, runs[0].name, err)
+			}
+			loss = "val_loss " + dl.String()
 		}
 		bpb := ""
 		if c.tok != "" {
@@ -382,6 +382,10 @@ func reportLM(c config, own bool, runs []run, all map[string][]result) error {
 	}
 	return nil
 }
+
+// isTextRun reports whether the run named name trains on -text's own vocabulary (its losses are of
+// other tokens: only bits per byte compare).
+func isTextRun(name string) bool { return strings.HasSuffix(name, " text") }
 
 // seedsString writes seeds as a list, a run of consecutive ones as a..b.
 func seedsString(seeds []int) string {

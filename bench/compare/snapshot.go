@@ -67,12 +67,13 @@ func snapshotAll(c *config, tmp string) error {
 	for _, s := range []struct {
 		name string
 		path *string
-	}{{"script", &c.script}, {"base-script", &c.baseScript}, {"peer", &c.peer}, {"base-peer", &c.basePeer}} {
+		peer bool // a missing peer is left as it is: peerScripts says so and skips it
+	}{{"script", &c.script, false}, {"base-script", &c.baseScript, false}, {"peer", &c.peer, true}, {"base-peer", &c.basePeer, true}} {
 		if *s.path == "" {
 			continue
 		}
-		if _, err := os.Stat(*s.path); err != nil && strings.Contains(s.name, "peer") {
-			continue // peerScripts says it is missing and skips it
+		if _, err := os.Stat(*s.path); err != nil && s.peer {
+			continue
 		}
 		p, err := snapshot(filepath.Join(tmp, s.name), *s.path)
 		if err != nil {
