@@ -89,7 +89,9 @@
 // general convs gather patches (im2col) first. exp, sigmoid, silu and softmax run exp32's operations
 // inline over whole slices (expShifted), bit for bit; on amd64 with AVX2 eight at a time in assembly
 // (internal/fastexp/exp_amd64.s), with the same operations in the same order, so the bits do not change (the
-// noasm build tag leaves the assembly out). Elementwise ops, reductions, softmax, transposes and
+// noasm build tag leaves the assembly out). A softmax row skips the exponentials of entries more than
+// 104 below its maximum, which are exactly 0 (a mask given as an input, such as a decoder's over its
+// cache): the same bits. Elementwise ops, reductions, softmax, transposes and
 // surface transfers are split over a fixed pool of GOMAXPROCS worker goroutines (pool.go, started once,
 // so that Eval starts none). In FP16 mode elementwise ops
 // and batched matmuls round each piece of their result as they finish it (vectorised, half.RoundF16To);

@@ -6,6 +6,7 @@ import (
 
 	"github.com/anestar/anestar/half"
 	"github.com/anestar/anestar/internal/fastexp"
+	"github.com/anestar/anestar/internal/vec"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -223,15 +224,51 @@ func softmaxOp(c *compiler, op *mil.Op) (step, error) {
 	}}, nil
 }
 
-// softmaxRow is the softmax of one contiguous row.
+// softmaxRow is the softmax of one contiguous row. Where some entries lie more than expZeroMargin
+// below the row's maximum (a row masked by an input, such as the decoder's over its key/value cache:
+// mostly -65504), expNormalizeRuns computes the others only.
 func softmaxRow(dst, row []float32) {
-	m := float32(math.Inf(-1))
+	m, lo := float32(math.Inf(-1)), float32(math.Inf(1))
 	for _, v := range row {
 		if v > m {
 			m = v
 		}
+		if v < lo {
+			lo = v
+		}
+	}
+	if lo-m < -expZeroMargin {
+		expNormalizeRuns(dst, row, m)
+		return
 	}
 	expNormalize(dst, row, m)
+}
+
+// expNormalizeRuns is expNormalize with the same bits, computing the exponentials of the runs of
+// entries that are not more than expZeroMargin below m only: exp32 is exactly +0 for the others, so
+// they are written as +0, and the sum, in the same order without them, is unchanged (s + 0 = s, NaN
+// and inf included). The last pass scales every entry as expNormalize does, so that a NaN or infinite
+// reciprocal reaches the zeros too.
+func expNormalizeRuns(dst, row []float32, m float32) {
+	dst = dst[:len(row)]
+	var s float32
+	for i := 0; i < len(row); {
+		if row[i]-m < -expZeroMargin {
+			dst[i] = 0
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(row) && !(row[j]-m < -expZeroMargin) {
+			j++
+		}
+		fastexp.Shifted(dst[i:j], row[i:j], m, false)
+		for _, e := range dst[i:j] {
+			s += e
+		}
+		i = j
+	}
+	scaleBy(dst, 1/s)
 }
 
 // expNormalize sets dst to exp(row - m) scaled to sum to 1: softmaxRow once m, the row's maximum, is
@@ -242,9 +279,14 @@ func expNormalize(dst, row []float32, m float32) {
 	for _, e := range dst {
 		s += e
 	}
-	inv := 1 / s
-	for i := range dst {
-		dst[i] *= inv
+	scaleBy(dst, 1/s)
+}
+
+// scaleBy multiplies dst by s in place, eight lanes at a time where the vector code runs (the same
+// IEEE products as the scalar loop).
+func scaleBy(dst []float32, s float32) {
+	for i := vec.VS(vec.Mul, dst, dst, s); i < len(dst); i++ {
+		dst[i] *= s
 	}
 }
 
