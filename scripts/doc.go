@@ -40,7 +40,8 @@
 //	sample.star               text from a llama2.c model file or a train_lm.star checkpoint, as run.c
 //	                          samples it, on the forward kernels; the text alone on standard output
 //	lib/lm_decode.star        generation with a key/value cache: 32-column step kernels from nn.star's
-//	                          pieces, the cache in each layer's binding
+//	                          pieces, the cache in each layer's binding, at the narrowest of a few
+//	                          cache widths that holds the position
 //	lib/lm_read.star          a llama2.c file or checkpoint read for the forward kernels
 //
 // The package has no Go API; its tests run every script through builtins.Run at small sizes on the

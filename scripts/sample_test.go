@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -248,9 +249,10 @@ func TestSampleNucleus(t *testing.T) {
 // PyTorch): the logits of every position agree, so the cache's kernel, built from nn.star, has the
 // variant.
 func TestSampleVariantsCache(t *testing.T) {
-	// The variants, and a geometry whose attention weights are not whole blocks of 32 columns
-	// (2*72 + 2*2*18 = 216): compiling packs them.
-	for _, variant := range []string{"qk_norm", "parallel", "gpt2", "dim=72"} {
+	// The variants, a geometry whose attention weights are not whole blocks of 32 columns
+	// (2*72 + 2*2*18 = 216): compiling packs them; and a window of 128 positions, whose cache moves
+	// through the kernels of 32, 64 and 128 columns (lm_decode.star's cache_widths).
+	for _, variant := range []string{"qk_norm", "parallel", "gpt2", "dim=72", "seq=128"} {
 		dir := t.TempDir()
 		ck := filepath.Join(dir, "lm.safetensors")
 		p := map[string]string{"dim": "64", "layers": "2", "heads": "4", "kv_heads": "2", "hidden": "172",
@@ -261,7 +263,8 @@ func TestSampleVariantsCache(t *testing.T) {
 			p[variant] = "True"
 		}
 		mustRunLM(t, p, false)
-		ids := make([]int, 64)
+		seq, _ := strconv.Atoi(p["seq"])
+		ids := make([]int, seq)
 		for i := range ids {
 			ids[i] = (i*37 + 11) % 300
 		}
@@ -276,6 +279,9 @@ func TestSampleVariantsCache(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", variant, err, out.String())
 			}
 			logits = append(logits, tensorData(t, res.Globals["logits"]))
+			if k, ok := res.Globals["decoder_kernels"]; ok && variant == "seq=128" && k.String() != "4" {
+				t.Errorf("seq 128: the decoder compiled %s kernels, want 4 (the FFN, attention at 32, 64 and 128 columns)", k)
+			}
 		}
 		worst := 0.0
 		for i := range logits[1] {
