@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -181,8 +182,8 @@ func TestSampleGreedy(t *testing.T) {
 			if !strings.HasPrefix(text, e.Prompt) || stdout != text+"\n" {
 				t.Errorf("standard output %q, want the prompt and the continuation %q", stdout, text+"\n")
 			}
-			if !strings.Contains(stderr, "tokens/s") {
-				t.Errorf("standard error has no speed: %q", stderr)
+			if !strings.Contains(stderr, "tokens/s") || !regexp.MustCompile(`the first token after [0-9.]+ ms`).MatchString(stderr) {
+				t.Errorf("standard error has no speed or no time to the first token: %q", stderr)
 			}
 			runc, err := os.ReadFile(filepath.Join(llama2Dir, "runc."+name+".txt"))
 			if err != nil {
