@@ -280,6 +280,11 @@ func TestSampleVariantsCache(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", variant, err, out.String())
 			}
 			logits = append(logits, tensorData(t, res.Globals["logits"]))
+			if d, ok := res.Globals["prefill_diff"]; ok {
+				if f, _ := starlark.AsFloat(d); !(f < 1e-5) {
+					t.Errorf("%s: the sequence fed at once ends with logits %.3g (relative) off those fed a token at a time", variant, f)
+				}
+			}
 			if k, ok := res.Globals["decoder_kernels"]; ok && variant == "seq=128" && k.String() != "4" {
 				t.Errorf("seq 128: the decoder compiled %s kernels, want 4 (the FFN, attention at 32, 64 and 128 columns)", k)
 			}
