@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -83,17 +84,7 @@ func BenchmarkKernels(b *testing.B) {
 				if err := in.WriteChannels(0, in.Channels(), vals); err != nil {
 					b.Fatal(err)
 				}
-				ctx := context.Background()
-				if err := k.Eval(ctx); err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				for range b.N {
-					if err := k.Eval(ctx); err != nil {
-						b.Fatal(err)
-					}
-				}
-				sec := b.Elapsed().Seconds() / float64(b.N)
+				sec := evalEach(b, k)
 				b.ReportMetric(sec*1e3, "ms/eval")
 				b.ReportMetric(k.FLOPs()/sec/1e9, "GFLOP/s")
 			})
@@ -177,4 +168,35 @@ func BenchmarkBindings(b *testing.B) {
 			b.ReportMetric(float64(be.Compiles()), "compiles")
 		})
 	}
+}
+
+// BenchmarkEvalOverhead measures what an eval costs beyond its arithmetic: elementwiseChain's
+// programs of n relus on one fp16 [1, 32, 1, 32] tensor, for n = 1 and 16 (the emulator runs such a
+// chain as one step). It reports µs per eval: the n = 1 figure is about the fixed cost of an eval
+// (input and output transfers, dispatch), the difference over 15 one op's.
+//
+//	go test -run - -bench EvalOverhead ./ane/emulator
+func BenchmarkEvalOverhead(b *testing.B) {
+	for _, n := range []int{1, 16} {
+		b.Run(fmt.Sprintf("ops=%d", n), func(b *testing.B) {
+			k := compileText(b, Options{Numerics: FP16}, elementwiseChain(n))
+			defer k.Close()
+			b.ReportMetric(evalEach(b, k)*1e6, "µs/eval")
+		})
+	}
+}
+
+// evalEach evaluates k once untimed, then b.N times, and returns the seconds per eval.
+func evalEach(b *testing.B, k *Kernel) float64 {
+	ctx := context.Background()
+	if err := k.Eval(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := k.Eval(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return b.Elapsed().Seconds() / float64(b.N)
 }
