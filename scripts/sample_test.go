@@ -247,8 +247,10 @@ func TestSampleNucleus(t *testing.T) {
 
 // TestSampleVariantsCache trains a model of each variant of docs/model-variants.md for a few steps and
 // runs it through the key/value cache and over one window (lm.star's forward, checked against
-// PyTorch): the logits of every position agree, so the cache's kernel, built from nn.star, has the
-// variant.
+// PyTorch): the logits of every position agree, so the cache's kernels, built from nn.star, have the
+// variant. In fp32 numerics a token's kernels take their weights as inputs, as a prompt's do: the
+// logits agree to float32's rounding; in fp16 numerics they have each layer's weights baked in, and
+// agree to fp16's.
 func TestSampleVariantsCache(t *testing.T) {
 	// The variants, a geometry whose attention weights are not whole blocks of 32 columns
 	// (2*72 + 2*2*18 = 216): compiling packs them; and a window of 128 positions, whose cache moves
@@ -269,42 +271,57 @@ func TestSampleVariantsCache(t *testing.T) {
 		for i := range ids {
 			ids[i] = (i*37 + 11) % 300
 		}
-		var logits [][]float32
-		for _, cache := range []string{"True", "False"} {
-			var out strings.Builder
-			res, err := builtins.Run(context.Background(), builtins.Config{
-				Script: "testdata/llama2_logits.star", Backend: emulator.New(emulator.Options{Numerics: emulator.FP32}),
-				Params: map[string]string{"model": quote(ck), "tokens": intList(ids), "cache": cache}, Stdout: &out,
-			})
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", variant, err, out.String())
-			}
-			logits = append(logits, tensorData(t, res.Globals["logits"]))
-			if d, ok := res.Globals["prefill_diff"]; ok {
-				if f, _ := starlark.AsFloat(d); !(f < 1e-5) {
-					t.Errorf("%s: the sequence fed at once ends with logits %.3g (relative) off those fed a token at a time", variant, f)
-				}
-			}
-			if d, ok := res.Globals["mixed_diff"]; ok {
-				if f, _ := starlark.AsFloat(d); !(f < 1e-5) {
-					t.Errorf("%s: tokens fed one, then a block, then one again end with logits %.3g (relative) off those fed a token at a time", variant, f)
-				}
-			}
-			if k, ok := res.Globals["decoder_kernels"]; ok && variant == "seq=128" && k.String() != "6" {
-				t.Errorf("seq 128: the decoder compiled %s kernels, want 6 (the FFN and attention at 32, 64 and 128 columns for a prompt, one column's FFN and attention for a token)", k)
+		// numerics, the tolerances (relative) of the logits against the window's and of the cache's
+		// ways of feeding against each other, and the kernels of seq 128: the FFN and attention at
+		// 32, 64 and 128 columns for a prompt, and a token's FFN and attention (fp16: in each of 2 layers)
+		for _, n := range []struct {
+			numerics        emulator.Numerics
+			window, feeding float64
+			kernels         string
+		}{{emulator.FP32, 1e-4, 1e-5, "6"}, {emulator.FP16, 3e-3, 3e-3, "8"}} {
+			checkCacheLogits(t, variant, ck, ids, n.numerics, n.window, n.feeding, n.kernels)
+		}
+	}
+}
+
+// checkCacheLogits runs testdata/llama2_logits.star on model ck and ids through the cache and over
+// one window in numerics n: the logits agree within window (relative to the largest), the cache's
+// ways of feeding within feeding, and a model of 128 positions compiles kernels decoder kernels.
+func checkCacheLogits(t *testing.T, variant, ck string, ids []int, n emulator.Numerics, window, feeding float64, kernels string) {
+	t.Helper()
+	nm := map[emulator.Numerics]string{emulator.FP16: "fp16", emulator.FP32: "fp32"}[n]
+	var logits [][]float32
+	for _, cache := range []string{"True", "False"} {
+		var out strings.Builder
+		res, err := builtins.Run(context.Background(), builtins.Config{
+			Script: "testdata/llama2_logits.star", Backend: emulator.New(emulator.Options{Numerics: n}),
+			Params: map[string]string{"model": quote(ck), "tokens": intList(ids), "cache": cache}, Stdout: &out,
+		})
+		if err != nil {
+			t.Fatalf("%s, %s: %v\n%s", variant, nm, err, out.String())
+		}
+		logits = append(logits, tensorData(t, res.Globals["logits"]))
+		if d, ok := res.Globals["prefill_diff"]; ok {
+			if f, _ := starlark.AsFloat(d); !(f < feeding) {
+				t.Errorf("%s, %s: the sequence fed at once ends with logits %.3g (relative) off those fed a token at a time", variant, nm, f)
 			}
 		}
-		worst := 0.0
-		for i := range logits[1] {
-			worst = max(worst, math.Abs(float64(logits[0][i]-logits[1][i])))
+		if d, ok := res.Globals["mixed_diff"]; ok {
+			if f, _ := starlark.AsFloat(d); !(f < feeding) {
+				t.Errorf("%s, %s: tokens fed one, then a block, then one again end with logits %.3g (relative) off those fed a token at a time", variant, nm, f)
+			}
 		}
-		scale := 0.0
-		for _, v := range logits[1] {
-			scale = max(scale, math.Abs(float64(v)))
+		if k, ok := res.Globals["decoder_kernels"]; ok && len(ids) == 128 && k.String() != kernels {
+			t.Errorf("seq 128, %s: the decoder compiled %s kernels, want %s", nm, k, kernels)
 		}
-		t.Logf("%s: cache against window: largest difference %.2g of %.3g", variant, worst, scale)
-		if worst > 1e-4*scale {
-			t.Errorf("%s: the cache's logits differ from the window's by %.3g (largest logit %.3g)", variant, worst, scale)
-		}
+	}
+	worst, scale := 0.0, 0.0
+	for i := range logits[1] {
+		worst = max(worst, math.Abs(float64(logits[0][i]-logits[1][i])))
+		scale = max(scale, math.Abs(float64(logits[1][i])))
+	}
+	t.Logf("%s, %s: cache against window: largest difference %.2g of %.3g", variant, nm, worst, scale)
+	if worst > window*scale {
+		t.Errorf("%s, %s: the cache's logits differ from the window's by %.3g (largest logit %.3g)", variant, nm, worst, scale)
 	}
 }
