@@ -102,7 +102,41 @@ func compareLM(c config) error {
 	if err != nil {
 		return err
 	}
+	if c.json != "" {
+		if err := writeJSON(c.json, runs, all); err != nil {
+			return err
+		}
+	}
 	return reportLM(c, own, runs, all)
+}
+
+// record is one run's result as -json writes it.
+type record struct {
+	Run     string  `json:"run"` // the run's name in the report: "anestar fp16", "pytorch 1t", ...
+	Seed    int     `json:"seed"`
+	Steps   int     `json:"steps"`
+	MS      float64 `json:"ms"` // median ms per step after the first three
+	TokensS float64 `json:"tokens_s"`
+	ValLoss float64 `json:"val_loss"`
+	ValBPB  float64 `json:"val_bpb,omitempty"`
+	RSSKB   float64 `json:"rss_kb,omitempty"` // peak resident set, when /usr/bin/time measured it
+}
+
+// writeJSON writes every result of every run to path, a record per line, in the order of runs.
+func writeJSON(path string, runs []run, all map[string][]result) error {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	for _, r := range runs {
+		for _, x := range all[r.name] {
+			if err := enc.Encode(record{r.name, x.seed, x.steps, x.ms, x.tokensS, x.valLoss, x.valBPB, x.rssKB}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("-json: %w", err)
+	}
+	return nil
 }
 
 // lmSizes are train_lm.star's default sizes of the model and its batch, given to both sides always (the

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -182,5 +185,33 @@ func TestCheckFlags(t *testing.T) {
 		if err := checkFlags(config{mode: c.mode}, g); (err == nil) != c.ok {
 			t.Errorf("checkFlags(%s, %v) = %v, want ok %v", c.mode, c.given, err, c.ok)
 		}
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.jsonl")
+	runs := []run{{name: "anestar fp16"}, {name: "pytorch 1t"}}
+	all := map[string][]result{
+		"anestar fp16": {{ms: 12.5, tokensS: 800, valLoss: 3.25, seed: 1, steps: 10, rssKB: 2048}, {ms: 13, seed: 2, steps: 10}},
+		"pytorch 1t":   {{ms: 20, tokensS: 500, valLoss: 3.5, valBPB: 1.9, seed: 1, steps: 10}},
+	}
+	if err := writeJSON(path, runs, all); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []record
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		got = append(got, r)
+	}
+	want := []record{{"anestar fp16", 1, 10, 12.5, 800, 3.25, 0, 2048}, {"anestar fp16", 2, 10, 13, 0, 0, 0, 0}, {"pytorch 1t", 1, 10, 20, 500, 3.5, 1.9, 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("read back %+v, want %+v", got, want)
 	}
 }

@@ -41,6 +41,9 @@
 // setting; then each seed's val_bpb per run; then each run minus the first (anestar's), paired by seed:
 // the mean difference ± its standard error, the differences' sd, and in how many seeds it was lower.
 //
+// -json FILE (lm mode) also writes every run's result to FILE, a JSON line each, for programs that
+// tabulate them (bench/scaling).
+//
 // -cores runs every configuration under each OpenBLAS core setting ("default": OPENBLAS_CORETYPE
 // unset; or a core such as SkylakeX), and each ratio is to the peer under the same setting.
 //
@@ -108,6 +111,7 @@ type config struct {
 	budget             float64 // lm mode: seconds of wall time per run, 0 for -steps steps
 	defaults           string  // lm mode: "shared", "own" or "" (own with a budget)
 	cores              string  // -cores: OpenBLAS core settings
+	json               string  // lm mode: -json, a file for every run's result, one JSON line each
 }
 
 // result is one run's figures.
@@ -166,6 +170,7 @@ func main() {
 	flag.StringVar(&c.seeds, "seeds", "", "lm mode: the reps' seeds, a `list` such as 1,2,3 or 1..4 (instead of -reps and -seed): every side runs each seed, and the runs are paired by seed")
 	flag.Float64Var(&c.budget, "budget", 0, "lm mode: `seconds` of wall time each run trains (train_lm.star's budget, the peer's --budget: the schedule laid over the steps that fit; -steps ignored); 0 for -steps steps")
 	flag.StringVar(&c.defaults, "defaults", "", "lm mode: the training hyperparameters (lr, min_lr, warmup, weight_decay, clip, dropout) not in -set: shared (train_lm.star's given to both, dropout 0) or own (each side its own defaults); default own with -budget, shared without")
+	flag.StringVar(&c.json, "json", "", "lm mode: a `file` to write every run's result to, a JSON line each (run, seed, steps, ms, tokens_s, val_loss, val_bpb, rss_kb), for programs that tabulate them (bench/scaling)")
 	flag.Parse()
 	err := checkFlags(c, given())
 	switch {
@@ -194,7 +199,7 @@ func given() map[string]bool {
 // -reps or -seed it replaces.
 func checkFlags(c config, given map[string]bool) error {
 	if c.mode == "layer" {
-		for _, f := range []string{"budget", "seeds", "defaults", "text"} {
+		for _, f := range []string{"budget", "seeds", "defaults", "text", "json"} {
 			if given[f] {
 				return fmt.Errorf("-%s is for -mode lm (layer mode trains -steps steps without a seed)", f)
 			}
