@@ -19,6 +19,7 @@
 //
 //	go run ./bench/scaling -runc /path/to/llama2.c/run                   every shape (about 30 minutes)
 //	go run ./bench/scaling -shapes 260K,15M -runc run -model 260K=stories260K.bin
+//	go run ./bench/scaling -train=false -runc run                        generation alone (a few minutes)
 //	go run ./bench/scaling -shapes tiny=32/96/2/4/4/300/64/2             a shape of one's own:
 //	                                    dim/hidden/layers/heads/kv_heads/vocab/seq/batch
 package main
@@ -36,6 +37,7 @@ import (
 // config is the command line.
 type config struct {
 	shapes     string
+	train, gen bool // the parts to run
 	steps      int
 	threads    string
 	genSteps   int
@@ -61,6 +63,8 @@ func main() {
 	var c config
 	var ms models
 	flag.StringVar(&c.shapes, "shapes", "260K,15M,42M,110M", "the shapes, comma-separated: 260K, 15M, 42M, 110M, or name=dim/hidden/layers/heads/kv_heads/vocab/seq/batch")
+	flag.BoolVar(&c.train, "train", true, "measure training (-train=false: generation alone)")
+	flag.BoolVar(&c.gen, "gen", true, "measure generation (-gen=false: training alone)")
 	flag.IntVar(&c.steps, "steps", 0, "training steps per run (0: the shape's own, 5-8; at least 4, as compare measures the steps after the first three)")
 	flag.StringVar(&c.threads, "threads", "1", "the peer's torch thread counts, comma-separated (its best is taken)")
 	flag.IntVar(&c.genSteps, "gen-steps", 64, "tokens to generate after the prompt")
@@ -93,6 +97,9 @@ func run(c config, out io.Writer) error {
 	}
 	if c.steps != 0 && c.steps < 4 {
 		return fmt.Errorf("-steps %d: at least 4 (compare measures the steps after the first three)", c.steps)
+	}
+	if !c.train && !c.gen {
+		return fmt.Errorf("-train=false -gen=false: nothing to measure")
 	}
 	if c.genSteps < 1 || c.reps < 1 {
 		return fmt.Errorf("-gen-steps and -reps must be at least 1")

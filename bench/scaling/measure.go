@@ -52,6 +52,9 @@ func measure(c config, s shape, model string) (row, error) {
 	if c.steps > 0 {
 		r.steps = c.steps
 	}
+	if !c.train {
+		return r, generate(c, s, model, dir, &r)
+	}
 	train, val := filepath.Join(dir, "train.bin"), filepath.Join(dir, "val.bin")
 	rng := rand.New(rand.NewPCG(1, uint64(s.vocab)))
 	if err := randomTokens(train, s.batch*s.seq*(r.steps+2)+s.seq+2, s.vocab, rng); err != nil {
@@ -65,6 +68,9 @@ func measure(c config, s shape, model string) (row, error) {
 	}
 	if err := trainBoth(c, s, train, val, dir, &r); err != nil {
 		return row{}, err
+	}
+	if !c.gen {
+		return r, nil
 	}
 	return r, generate(c, s, model, dir, &r)
 }

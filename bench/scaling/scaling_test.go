@@ -80,7 +80,7 @@ func TestSpeedLines(t *testing.T) {
 func TestScalingTiny(t *testing.T) {
 	t.Chdir("../..")
 	var out, log bytes.Buffer
-	c := config{shapes: "tiny=64/96/2/4/2/300/64/2", steps: 4, threads: "1", genSteps: 8, reps: 1, prompt: "Once upon a time",
+	c := config{shapes: "tiny=64/96/2/4/2/300/64/2", train: true, gen: true, steps: 4, threads: "1", genSteps: 8, reps: 1, prompt: "Once upon a time",
 		python: "/usr/bin/python3", work: t.TempDir(), log: &log}
 	if err := run(c, &out); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
@@ -93,6 +93,15 @@ func TestScalingTiny(t *testing.T) {
 	gen := regexp.MustCompile(`\| tiny \| ([0-9.]+) \| [0-9.]+ ms \| .* \| 8 \| - \| - \| - \|`)
 	if m := gen.FindStringSubmatch(s); m == nil || m[1] == "0.0" {
 		t.Errorf("no generation row with anestar's figures (8 tokens, no run.c):\n%s", s)
+	}
+	// generation alone: no training table
+	out.Reset()
+	c.train = false
+	if err := run(c, &out); err != nil {
+		t.Fatalf("-train=false: %v\n%s", err, log.String())
+	}
+	if strings.Contains(out.String(), "Training:") || !gen.MatchString(out.String()) {
+		t.Errorf("-train=false: want the generation table alone:\n%s", out.String())
 	}
 	if _, err := os.Stat("/usr/bin/python3"); err == nil && strings.Contains(log.String(), "pytorch 1t") && strings.Contains(s, "| - | - | - | - | - |") {
 		t.Errorf("the peer ran but its columns are empty:\n%s", s)

@@ -6,8 +6,19 @@ import (
 	"strings"
 )
 
-// printTable writes the rows as two Markdown tables, training and generation, with what they ran.
+// printTable writes the rows as Markdown tables, training and generation (those c measured), with
+// what they ran.
 func printTable(out io.Writer, c config, rows []row) {
+	if c.train {
+		printTraining(out, c, rows)
+	}
+	if c.gen {
+		printGeneration(out, c, rows)
+	}
+}
+
+// printTraining writes the training table.
+func printTraining(out io.Writer, c config, rows []row) {
 	fmt.Fprintf(out, "\nTraining: scripts/train_lm.star (fp16 numerics) against bench/peers/torch_lm.py (best of %s threads), "+
 		"equal steps, random token ids; ms/step the median after the first three steps; utilisation the model's FLOPs per step "+
 		"over the step's time, of the host sgemm peak.\n\n", c.threads)
@@ -23,6 +34,10 @@ func printTable(out io.Writer, c config, rows []row) {
 		fmt.Fprintf(out, "| %s | %.2fM | %d × %d | %d | %.0f | %.0f | %.3f (%.0f %%) | %s | %s | %s |\n", r.s.name, r.paramsM, r.s.batch, r.s.seq, r.steps,
 			r.ane.MS, r.ane.TokensS, r.tflops(r.ane.MS), 100*r.tflops(r.ane.MS)/r.peakT, mb(r.ane.RSSKB), strings.Join(peer, " | "), ratio)
 	}
+}
+
+// printGeneration writes the generation table.
+func printGeneration(out io.Writer, c config, rows []row) {
 	fmt.Fprintf(out, "\nGeneration: scripts/sample.star (fp16 numerics, the key/value cache) against llama2.c's run.c, greedy, "+
 		"prompt %q then %d tokens, medians of %d alternating runs; random weights unless -model gave a file.\n\n", c.prompt, c.genSteps, c.reps)
 	fmt.Fprintln(out, "| shape | anestar tokens/s | first token | peak RSS | tokens | run.c tokens/s | peak RSS | anestar / run.c |")
