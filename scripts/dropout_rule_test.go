@@ -1,6 +1,7 @@
 package scripts
 
 import (
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -99,12 +100,19 @@ func TestTrainLMDropoutRuleBudget(t *testing.T) {
 	if !strings.Contains(out, "[dropout: none for the first 20 steps") {
 		t.Errorf("no note of the probe:\n%s", out)
 	}
-	m := regexp.MustCompile(`\[dropout ([0-9.]+): the run makes ([0-9.]+) passes over its \d+ training tokens, (\d+) steps fitting`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`\[dropout ([0-9.]+): the run makes ([0-9.]+) passes over its (\d+) training tokens, (\d+) steps fitting`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no dropout chosen after the probe:\n%s", out)
 	}
 	drop, _ := strconv.ParseFloat(m[1], 64)
-	passes, _ := strconv.ParseFloat(m[2], 64)
+	shown, _ := strconv.ParseFloat(m[2], 64)
+	tokens, _ := strconv.Atoi(m[3])
+	steps, _ := strconv.Atoi(m[4])
+	// the passes themselves (the line rounds them to a tenth: 5.46 shows as 5.5, below the table's 5.5)
+	passes := float64(steps*8*32) / float64(tokens)
+	if math.Abs(passes-shown) > 0.05+1e-9 {
+		t.Errorf("the line shows %g passes; %d steps of 8 x 32 tokens over %d make %g", shown, steps, tokens, passes)
+	}
 	if ruleDropout(passes) != drop {
 		t.Errorf("dropout %g for %g passes; the table gives %g", drop, passes, ruleDropout(passes))
 	}
