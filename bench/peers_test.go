@@ -162,10 +162,16 @@ func TestLMPeerHyperparameters(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]string{{"--dropout", "1"}, {"--beta2", "-1"}, {"--min-lr", "nan"}, {"--budget", "-5"}} {
-		cmd := exec.Command(python, append([]string{filepath.Join("peers", "torch_lm.py")}, append(lmSizes(dir), bad...)...)...)
-		if out, err := cmd.CombinedOutput(); err == nil {
-			t.Errorf("%v accepted:\n%s", bad, out)
-		}
+		lmRefuses(t, append(lmSizes(dir), bad...))
+	}
+}
+
+// lmRefuses checks that the LM peer exits with an error on args.
+func lmRefuses(t *testing.T, args []string) {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{filepath.Join("peers", "torch_lm.py")}, args...)...)
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Errorf("%v accepted:\n%s", args, out)
 	}
 }
 

@@ -65,6 +65,11 @@ func compareLM(c config) error {
 		return err
 	}
 	tv := timeV()
+	if c.sameStart {
+		if c.starts, err = writeStarts(c, tmp, args, seeds); err != nil {
+			return err
+		}
+	}
 	var runs []run
 	for _, m := range modes {
 		runs = append(runs, run{"anestar " + m, func(rep int) (result, error) {
@@ -108,6 +113,22 @@ func compareLM(c config) error {
 		}
 	}
 	return reportLM(c, own, runs, all)
+}
+
+// writeStarts has the peer write each seed's start (-same-start): initial weights (a llama2.c file) and
+// the offsets of -steps batches, under tmp; it returns their path prefixes by seed.
+func writeStarts(c config, tmp string, args []string, seeds []int) (map[int]string, error) {
+	out := map[int]string{}
+	for _, seed := range seeds {
+		prefix := filepath.Join(tmp, fmt.Sprintf("start-%d", seed))
+		argv := []string{c.python, c.peer, "--train", c.train, "--val", c.val, "--steps", strconv.Itoa(c.steps),
+			"--seed", strconv.Itoa(seed), "--write-start", prefix}
+		if _, _, err := timed("", append(argv, args...), nil); err != nil {
+			return nil, fmt.Errorf("-same-start: seed %d: %w", seed, err)
+		}
+		out[seed] = prefix
+	}
+	return out, nil
 }
 
 // record is one run's result as -json writes it.
@@ -263,6 +284,9 @@ func runLMAnestar(c config, bin, script, label, tmp, timeV, mode string, params 
 	if c.tok != "" && text == "" {
 		set = append(set, "tokenizer="+q(c.tok))
 	}
+	if p, ok := c.starts[seed]; ok {
+		set = append(set, "init="+q(p+".bin"), "batches="+q(p+".batches.npy"))
+	}
 	for _, s := range append(set, params...) {
 		argv = append(argv, "--set", s)
 	}
@@ -317,6 +341,9 @@ func runLMPeer(c config, peer, timeV, threads string, args []string, seed int) (
 	if c.tok != "" {
 		argv = append(argv, "--tokenizer", c.tok)
 	}
+	if p, ok := c.starts[seed]; ok {
+		argv = append(argv, "--init", p+".bin", "--batches", p+".batches.npy")
+	}
 	argv = append(argv, args...)
 	rec, rss, err := runPeer(timeV, argv)
 	if err != nil {
@@ -334,6 +361,9 @@ func runLMPeer(c config, peer, timeV, threads string, args []string, seed int) (
 // seed. It fails when a run lacks a seed another has (no pairs to make).
 func reportLM(c config, own bool, runs []run, all map[string][]result) error {
 	what := fmt.Sprintf("equal steps: %d steps per run", c.steps)
+	if c.sameStart {
+		what += ", every run of a seed from the same initial weights and batches (-same-start)"
+	}
 	if c.budget > 0 {
 		what = fmt.Sprintf("equal wall time: %g s of training per run (compile and the final validation outside it), steps as each run fitted", c.budget)
 	}

@@ -177,6 +177,10 @@ func TestCheckFlags(t *testing.T) {
 		{"layer", []string{"budget"}, false},
 		{"layer", []string{"seeds"}, false},
 		{"layer", []string{"defaults"}, false},
+		{"layer", []string{"same-start"}, false},
+		{"lm", []string{"same-start", "seeds", "steps"}, true},
+		{"lm", []string{"same-start", "budget"}, false},
+		{"lm", []string{"same-start", "text"}, false},
 	} {
 		g := map[string]bool{}
 		for _, f := range c.given {

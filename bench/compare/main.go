@@ -19,6 +19,12 @@
 //     warmup and cosine over the steps that fit, re-estimated as it goes), -steps ignored; the report
 //     gives the steps each run fitted.
 //
+// -same-start (equal steps only) makes a seed's runs one start apart from nothing: the peer writes the
+// seed's initial weights (a llama2.c file) and the offsets of its -steps batches (its --write-start),
+// and every run of the seed trains from them (train_lm.star's init and batches, the peer's --init and
+// --batches). Without it, a seed is the same seed on both sides but two draws (each its own generator);
+// with it the paired differences are of the trainers' arithmetic alone.
+//
 // The hyperparameters (lr, min_lr, warmup, weight_decay, clip, dropout) not in -set are, with
 // -defaults shared (the default without -budget), train_lm.star's given to both sides, dropout 0
 // (-set dropout=0.1 to give both one); with -defaults own (the default with -budget), each side's own:
@@ -71,6 +77,8 @@
 //	    -modes fp16 -budget 300 -seeds 1..4             equal wall time, each side's own defaults
 //	go run ./bench/compare -mode lm -train D/train.bin -val D/val.bin -tokenizer D/tokenizer.bin \
 //	    -modes fp16 -steps 1500 -seeds 1..4 -set lr=1e-3 -set warmup=20     equal steps, the same hyperparameters
+//	go run ./bench/compare -mode lm -train D/train.bin -val D/val.bin -tokenizer D/tokenizer.bin \
+//	    -modes fp16,fp32 -steps 1500 -seeds 1..4 -same-start     the same weights and batches too
 package main
 
 import (
@@ -103,15 +111,17 @@ type config struct {
 	python             string
 	threads            string
 	modes              string
-	train, val, tok    string  // lm mode: token files and tokenizer
-	text               string  // lm mode: -text, the corpus the token files were made from (prep_lm.py)
-	seed               int     // lm mode: the first rep's seed
-	seeds              string  // lm mode: -seeds, the reps' seeds as a list ("" for -reps from -seed)
-	seedList           []int   // lm mode: the seeds of the reps, from seeds or reps and seed
-	budget             float64 // lm mode: seconds of wall time per run, 0 for -steps steps
-	defaults           string  // lm mode: "shared", "own" or "" (own with a budget)
-	cores              string  // -cores: OpenBLAS core settings
-	json               string  // lm mode: -json, a file for every run's result, one JSON line each
+	train, val, tok    string         // lm mode: token files and tokenizer
+	text               string         // lm mode: -text, the corpus the token files were made from (prep_lm.py)
+	seed               int            // lm mode: the first rep's seed
+	seeds              string         // lm mode: -seeds, the reps' seeds as a list ("" for -reps from -seed)
+	seedList           []int          // lm mode: the seeds of the reps, from seeds or reps and seed
+	budget             float64        // lm mode: seconds of wall time per run, 0 for -steps steps
+	defaults           string         // lm mode: "shared", "own" or "" (own with a budget)
+	cores              string         // -cores: OpenBLAS core settings
+	json               string         // lm mode: -json, a file for every run's result, one JSON line each
+	sameStart          bool           // lm mode: every run of a seed starts from the same weights and trains on the same batches
+	starts             map[int]string // -same-start: each seed's start, the path prefix of its .bin and .batches.npy
 }
 
 // result is one run's figures.
@@ -170,6 +180,7 @@ func main() {
 	flag.StringVar(&c.seeds, "seeds", "", "lm mode: the reps' seeds, a `list` such as 1,2,3 or 1..4 (instead of -reps and -seed): every side runs each seed, and the runs are paired by seed")
 	flag.Float64Var(&c.budget, "budget", 0, "lm mode: `seconds` of wall time each run trains (train_lm.star's budget, the peer's --budget: the schedule laid over the steps that fit; -steps ignored); 0 for -steps steps")
 	flag.StringVar(&c.defaults, "defaults", "", "lm mode: the training hyperparameters (lr, min_lr, warmup, weight_decay, clip, dropout) not in -set: shared (train_lm.star's given to both, dropout 0) or own (each side its own defaults); default own with -budget, shared without")
+	flag.BoolVar(&c.sameStart, "same-start", false, "lm mode: for each seed the peer writes initial weights and -steps batches' offsets (its --write-start) and every run of that seed trains from them (train_lm.star's init and batches, the peer's --init and --batches): the paired differences are then of the trainers' arithmetic alone, not of two draws")
 	flag.StringVar(&c.json, "json", "", "lm mode: a `file` to write every run's result to, a JSON line each (run, seed, steps, ms, tokens_s, val_loss, val_bpb, rss_kb), for programs that tabulate them (bench/scaling)")
 	flag.Parse()
 	err := checkFlags(c, given())
@@ -199,7 +210,7 @@ func given() map[string]bool {
 // -reps or -seed it replaces.
 func checkFlags(c config, given map[string]bool) error {
 	if c.mode == "layer" {
-		for _, f := range []string{"budget", "seeds", "defaults", "text", "json"} {
+		for _, f := range []string{"budget", "seeds", "defaults", "text", "json", "same-start"} {
 			if given[f] {
 				return fmt.Errorf("-%s is for -mode lm (layer mode trains -steps steps without a seed)", f)
 			}
@@ -207,6 +218,9 @@ func checkFlags(c config, given map[string]bool) error {
 	}
 	if given["seeds"] && (given["reps"] || given["seed"]) {
 		return fmt.Errorf("-seeds lists the reps' seeds: give it or -reps and -seed, not both")
+	}
+	if given["same-start"] && (given["budget"] || given["text"]) {
+		return fmt.Errorf("-same-start gives every run the batches of -steps steps and one vocabulary's weights: it takes neither -budget nor -text")
 	}
 	return nil
 }

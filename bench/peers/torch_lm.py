@@ -38,6 +38,13 @@ the validation file (window j is val[j(seq+1) : (j+1)(seq+1)], a last partial wi
 llama2.c tokenizer.bin) also val_bpb: bits per byte, the summed loss over ln 2 divided by the bytes the predicted
 tokens stand for (a byte piece <0xXX> one byte, BOS and EOS none, any other piece its UTF-8 length).
 
+The same start for two trainers: --write-start PREFIX writes this run's initial weights as a llama2.c model file
+(version 0, the classifier shared: PREFIX.bin) and the offsets of its --steps batches (float64 .npy of [steps,
+batch]: PREFIX.batches.npy), then exits without training; --init PREFIX.bin starts from those weights (any llama2.c
+file of the given sizes) and --batches PREFIX.batches.npy trains on those offsets instead of drawing them. With both,
+nothing of the run depends on --seed but dropout's masks; scripts/train_lm.star takes the same files as its init and
+batches (bench/compare -same-start), so that the two trainers' losses differ by their arithmetic alone.
+
 Token files are little-endian uint16 ids (llama2.c's and nanoGPT's .bin). Output is JSON lines: with --eval-every N
 one {"step", "train_s", "val_loss"[, "val_bpb"]} line every N steps (evaluation time excluded from train_s), then
 a final line {"peer": "pytorch-lm", "ms_per_step", "tokens_per_s", "train_loss", "val_loss", "val_bpb", ...}, which
@@ -136,6 +143,56 @@ class Model:
         return F.linear(rmsnorm(x, self.norm), self.emb)
 
 
+def llama2_arrays(m):
+    """The arrays of a version 0 llama2.c file in its order, the classifier shared."""
+    L = m.layers
+    out = [m.emb] + [torch.stack([l[k] for l in L]) for k in ("g1", "wq", "wk", "wv", "wo", "g2", "w1", "w2", "w3")]
+    return out + [m.norm, m.cos, m.sin]
+
+
+def write_llama2(m, a, path):
+    """Writes m's weights as a llama2.c model file (version 0: a 7-int header, the arrays in order, RoPE tables)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<7i", a.dim, a.hidden, a.layers, a.heads, a.kv_heads, a.vocab, a.seq))
+        for t in llama2_arrays(m):
+            f.write(t.detach().contiguous().numpy().astype("<f4").tobytes())
+
+
+@torch.no_grad()
+def read_llama2(m, a, path):
+    """Copies the weights of a version 0 llama2.c file of a's sizes (classifier shared) into m."""
+    data = open(path, "rb").read()
+    head = struct.unpack_from("<7i", data) if len(data) >= 28 else ()
+    want = (a.dim, a.hidden, a.layers, a.heads, a.kv_heads, a.vocab)
+    if head[:6] != want or head[6] < a.seq:
+        sys.exit("torch_lm: --init %s: header %s, want dim, hidden, layers, heads, kv-heads, vocab %s (vocab positive: "
+                 "the classifier shared) and a max_seq_len of at least --seq %d" % (path, head, want, a.seq))
+    need = 28 + 4 * (sum(t.numel() for t in llama2_arrays(m)[:-2]) + 2 * head[6] * (a.dim // a.heads // 2))
+    if len(data) != need:
+        sys.exit("torch_lm: --init %s: %d bytes, its header's sizes need %d (a separate classifier is not read)"
+                 % (path, len(data), need))
+    off = 28
+
+    def take(t):
+        nonlocal off
+        t.copy_(torch.from_numpy(np.frombuffer(data, dtype="<f4", count=t.numel(), offset=off).copy()).view(t.shape))
+        off += 4 * t.numel()
+
+    take(m.emb)
+    for k in ("g1", "wq", "wk", "wv", "wo", "g2", "w1", "w2", "w3"):
+        for l in m.layers:
+            take(l[k])
+    take(m.norm)
+
+
+def read_batches(path, a):
+    """The offsets of --batches: [steps, batch] values, whole numbers in [0, len(train) - seq - 1)."""
+    b = np.load(path)
+    if b.ndim != 2 or b.shape[1] != a.batch or b.shape[0] < a.steps:
+        sys.exit("torch_lm: --batches %s: shape %s, want [at least --steps %d, --batch %d]" % (path, b.shape, a.steps, a.batch))
+    return torch.from_numpy(b.astype(np.int64))
+
+
 def read_tokens(path):
     return torch.from_numpy(np.fromfile(path, dtype="<u2").astype(np.int64))
 
@@ -204,6 +261,10 @@ def main():
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--threads", type=int, default=0, help="torch threads; 0 = PyTorch's default")
     ap.add_argument("--eval-every", type=int, default=0, help="validate every N steps too")
+    ap.add_argument("--init", default="", help="start from this llama2.c model file's weights (see the module doc)")
+    ap.add_argument("--batches", default="", help="train on the offsets of this .npy [steps, batch] instead of drawing them")
+    ap.add_argument("--write-start", default="", metavar="PREFIX",
+                    help="write PREFIX.bin (the initial weights) and PREFIX.batches.npy (the offsets of --steps batches), then exit")
     a = ap.parse_args()
     a.kv_heads = a.kv_heads or a.heads
     a.hidden = a.hidden or 32 * -(-(8 * a.dim // 3) // 32)
@@ -216,6 +277,10 @@ def main():
         ap.error("--lr %g, --min-lr %g: each must lie in (0, 10]" % (a.lr, a.min_lr))
     if a.warmup < 0 or a.steps < 0 or a.wd < 0 or a.clip < 0 or not 0 <= a.budget < 1e12:
         ap.error("--warmup, --steps, --wd, --clip and --budget may not be negative")
+    if a.write_start and (a.init or a.batches or a.budget):
+        ap.error("--write-start writes a start: it takes neither --init, --batches nor --budget")
+    if a.batches and a.budget:
+        ap.error("--batches holds the offsets of --steps steps: it takes no --budget")
     if a.dim % a.heads or a.heads % a.kv_heads or (a.dim // a.heads) % 2:
         ap.error("need dim a multiple of heads, heads of kv-heads, and an even head size")
     if a.threads:
@@ -230,11 +295,22 @@ def main():
 
     m = Model(a)
     params = list(m.params())
+    if a.init:
+        read_llama2(m, a, a.init)
+    gen = torch.Generator().manual_seed(a.seed)
+    span = torch.arange(a.seq + 1)
+    if a.write_start:
+        write_llama2(m, a, a.write_start + ".bin")
+        offs = torch.stack([torch.randint(0, len(train) - a.seq - 1, (a.batch,), generator=gen) for _ in range(a.steps)])
+        np.save(a.write_start + ".batches.npy", offs.numpy().astype(np.float64).reshape(a.steps, a.batch))
+        return
+    batches = read_batches(a.batches, a) if a.batches else None
+    if batches is not None and (batches.min() < 0 or batches.max() >= len(train) - a.seq - 1):
+        sys.exit("torch_lm: --batches %s: offsets must lie in [0, %d), the training tokens less seq + 1"
+                 % (a.batches, len(train) - a.seq - 1))
     opt = torch.optim.AdamW([{"params": [p for p in params if p.dim() == 2], "weight_decay": a.wd},
                              {"params": [p for p in params if p.dim() != 2], "weight_decay": 0.0}],
                             lr=a.lr, betas=(a.beta1, a.beta2), eps=1e-8)
-    gen = torch.Generator().manual_seed(a.seed)
-    span = torch.arange(a.seq + 1)
 
     def lr_at(i, total):
         """The warmup, then the cosine to min-lr over total - warmup steps (scripts/train_lm.star's schedule)."""
@@ -250,7 +326,10 @@ def main():
     curve, step_s, train_s, step, loss, last_lr = [], [], 0.0, 0, float("nan"), None
     while step < total:
         t0 = time.perf_counter()
-        offs = torch.randint(0, len(train) - a.seq - 1, (a.batch,), generator=gen)
+        if batches is not None:
+            offs = batches[step]
+        else:
+            offs = torch.randint(0, len(train) - a.seq - 1, (a.batch,), generator=gen)
         b = train[offs[:, None] + span]
         logits = m.forward(b[:, :-1], a.dropout)
         lo = F.cross_entropy(logits.flatten(0, 1), b[:, 1:].flatten())
