@@ -9,7 +9,9 @@ import (
 
 // OpenBLAS fixes its kernels when it loads, from OPENBLAS_CORETYPE or, unset, its own detection (anestar
 // then names the kernels from the CPU's features; Debian's PyTorch keeps OpenBLAS's choice, which on
-// CPUs newer than the library is its slowest). -cores runs every configuration under each setting.
+// CPUs newer than the library is its slowest). -cores runs every configuration under each setting; a
+// setting "A/P" gives anestar's runs A and the peers' P (each side on its own best core: default/Haswell
+// on an AMD EPYC, where anestar chooses SkylakeX and the peer is fastest on Haswell's kernels).
 
 const coreTypeEnv = "OPENBLAS_CORETYPE"
 
@@ -30,9 +32,10 @@ func withCores(cores string, runs []run) []run {
 		return runs
 	}
 	var out []run
-	for _, core := range list {
+	for _, setting := range list {
 		for _, r := range runs {
-			out = append(out, run{r.name + " [" + core + "]", func(rep int) (result, error) {
+			core := sideCore(setting, isPeerRun(r.name))
+			out = append(out, run{r.name + " [" + setting + "]", func(rep int) (result, error) {
 				coreEnv = core
 				defer func() { coreEnv = "" }()
 				return r.fn(rep)
@@ -40,6 +43,24 @@ func withCores(cores string, runs []run) []run {
 		}
 	}
 	return out
+}
+
+// sideCore is the core a setting gives one side: "A/P" is A for anestar's runs and P for the peers',
+// anything else the same for both.
+func sideCore(setting string, peer bool) string {
+	a, p, two := strings.Cut(setting, "/")
+	if !two {
+		return setting
+	}
+	if peer {
+		return p
+	}
+	return a
+}
+
+// isPeerRun reports whether the run named name is a PyTorch peer's (or -base-peer's).
+func isPeerRun(name string) bool {
+	return strings.HasPrefix(name, "pytorch ") || strings.HasPrefix(name, "base pytorch ")
 }
 
 // coreGroup is the core setting a run's name ends with ("" for none), which its ratios stay within.

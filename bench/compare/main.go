@@ -171,7 +171,7 @@ func main() {
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python that has PyTorch")
 	flag.StringVar(&c.threads, "threads", "", "peer thread counts (default 1,2; in lm mode 1)")
 	flag.StringVar(&c.modes, "modes", "fp16,fp32", "anestar numerics to run (layer mode); \"\" for none: the peers alone")
-	flag.StringVar(&c.cores, "cores", "", "OpenBLAS core settings to run every configuration under, comma-separated: \"default\" (OPENBLAS_CORETYPE unset: anestar names the kernels, PyTorch's OpenBLAS picks its own) or a core name such as SkylakeX; \"\" leaves the environment as it is")
+	flag.StringVar(&c.cores, "cores", "", "OpenBLAS core settings to run every configuration under, comma-separated: \"default\" (OPENBLAS_CORETYPE unset: anestar names the kernels, PyTorch's OpenBLAS picks its own) or a core name such as SkylakeX; A/P gives anestar A and the peers P, e.g. default/Haswell; \"\" leaves the environment as it is")
 	flag.StringVar(&c.train, "train", "", "lm mode: the training tokens (uint16 .bin)")
 	flag.StringVar(&c.val, "val", "", "lm mode: the validation tokens (uint16 .bin)")
 	flag.StringVar(&c.tok, "tokenizer", "", "lm mode: the tokens' llama2.c tokenizer.bin, for val_bpb")
