@@ -167,7 +167,7 @@ def read_llama2(m, a, path):
     if head[:6] != want or head[6] < a.seq:
         sys.exit("torch_lm: --init %s: header %s, want dim, hidden, layers, heads, kv-heads, vocab %s (vocab positive: "
                  "the classifier shared) and a max_seq_len of at least --seq %d" % (path, head, want, a.seq))
-    need = 28 + 4 * (sum(t.numel() for t in llama2_arrays(m)[:-2]) + 2 * head[6] * (a.dim // a.heads // 2))
+    need = 28 + 4 * (sum(p.numel() for p in m.params()) + 2 * head[6] * (a.dim // a.heads // 2))
     if len(data) != need:
         sys.exit("torch_lm: --init %s: %d bytes, its header's sizes need %d (a separate classifier is not read)"
                  % (path, len(data), need))
@@ -185,11 +185,13 @@ def read_llama2(m, a, path):
     take(m.norm)
 
 
-def read_batches(path, a):
-    """The offsets of --batches: [steps, batch] values, whole numbers in [0, len(train) - seq - 1)."""
+def read_batches(path, a, n):
+    """The offsets of --batches: [steps, batch] values in [0, n - seq - 1) for n training tokens."""
     b = np.load(path)
     if b.ndim != 2 or b.shape[1] != a.batch or b.shape[0] < a.steps:
         sys.exit("torch_lm: --batches %s: shape %s, want [at least --steps %d, --batch %d]" % (path, b.shape, a.steps, a.batch))
+    if b.min() < 0 or b.max() >= n - a.seq - 1:
+        sys.exit("torch_lm: --batches %s: offsets must lie in [0, %d), the training tokens less seq + 1" % (path, n - a.seq - 1))
     return torch.from_numpy(b.astype(np.int64))
 
 
@@ -304,10 +306,7 @@ def main():
         offs = torch.stack([torch.randint(0, len(train) - a.seq - 1, (a.batch,), generator=gen) for _ in range(a.steps)])
         np.save(a.write_start + ".batches.npy", offs.numpy().astype(np.float64).reshape(a.steps, a.batch))
         return
-    batches = read_batches(a.batches, a) if a.batches else None
-    if batches is not None and (batches.min() < 0 or batches.max() >= len(train) - a.seq - 1):
-        sys.exit("torch_lm: --batches %s: offsets must lie in [0, %d), the training tokens less seq + 1"
-                 % (a.batches, len(train) - a.seq - 1))
+    batches = read_batches(a.batches, a, len(train)) if a.batches else None
     opt = torch.optim.AdamW([{"params": [p for p in params if p.dim() == 2], "weight_decay": a.wd},
                              {"params": [p for p in params if p.dim() != 2], "weight_decay": 0.0}],
                             lr=a.lr, betas=(a.beta1, a.beta2), eps=1e-8)
