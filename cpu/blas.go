@@ -94,6 +94,10 @@ func (l *library) gemm(caller string, mode splitMode, transA, transB bool, m, n,
 		scaleMatrix(m, n, beta, c, ldc)
 		return nil
 	}
+	if m*n*k <= tinyMACs {
+		referenceSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return nil
+	}
 	if !l.goSplit.Load() {
 		l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return nil
@@ -109,6 +113,12 @@ func (l *library) gemm(caller string, mode splitMode, transA, transB bool, m, n,
 	l.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	return nil
 }
+
+// tinyMACs is the most multiply-adds of a product that runs the fixed-order loop (referenceSgemm) instead
+// of the library: a call into a library costs about a microsecond, the loop a nanosecond or two per
+// multiply-add (a token's step in generation has products of 16: a head's scores against its own new
+// key). Such products give the same bits on every machine and library.
+const tinyMACs = 256
 
 // scaleMatrix sets C = beta*C; beta == 0 clears C even where it holds NaN,
 // as BLAS does.

@@ -62,7 +62,9 @@
 // library's own thread setting) alone, never of how many cores happen to be
 // free; who runs a piece, and when, may vary. SgemmInTurn computes the same
 // blocks as Sgemm, in turn, so a caller may choose between them by timing;
-// SgemmSerial makes one call, and is chosen by shapes alone. This
+// SgemmSerial makes one call, and is chosen by shapes alone. Products of
+// at most tinyMACs multiply-adds skip the library for the fixed-order loop
+// (blas.go): a call costs more than they do. This
 // matters because BLAS kernels need not give the same bits for every block
 // of a product (OpenBLAS's Haswell edge kernels sum in another order than
 // its full-width ones). Accelerate, multi-threaded by its own fixed rule,
