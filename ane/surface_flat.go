@@ -61,35 +61,38 @@ func (s *Surface) readLinear(k int, dst []float32) error {
 	})
 }
 
-// flatWriteRegion is WriteRegion on a flattened view: one linear write per channel of the region.
+// flatWriteRegion is WriteRegion on a flattened view: a linear write per channel of the region, under
+// one access (a column of a packed surface is a channel's worth of one-element runs: an access for each
+// cost more than the writes).
 func (s *Surface) flatWriteRegion(ch, nch, col, ncol int, src []float32, transposed bool) error {
 	row := src
 	if transposed {
 		row = make([]float32, ncol)
 	}
-	for c := range nch {
-		if transposed {
-			for j := range ncol {
-				row[j] = src[j*nch+c]
+	es := s.ElemSize()
+	return s.access(false, func(b []byte) {
+		for c := range nch {
+			if transposed {
+				for j := range ncol {
+					row[j] = src[j*nch+c]
+				}
+			} else {
+				row = src[c*ncol : (c+1)*ncol]
 			}
-		} else {
-			row = src[c*ncol : (c+1)*ncol]
+			s.runs((ch+c)*s.spatial+col, ncol, func(mem, i, m int) { encode(s.typ.DType, b[mem*es:(mem+m)*es], row[i:i+m]) })
 		}
-		if err := s.writeLinear((ch+c)*s.spatial+col, row); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
-// flatReadRegion is ReadRegion on a flattened view.
+// flatReadRegion is ReadRegion on a flattened view, under one access as flatWriteRegion.
 func (s *Surface) flatReadRegion(ch, nch, col, ncol int, dst []float32) error {
-	for c := range nch {
-		if err := s.readLinear((ch+c)*s.spatial+col, dst[c*ncol:(c+1)*ncol]); err != nil {
-			return err
+	es := s.ElemSize()
+	return s.access(true, func(b []byte) {
+		for c := range nch {
+			d := dst[c*ncol : (c+1)*ncol]
+			s.runs((ch+c)*s.spatial+col, ncol, func(mem, i, m int) { decode(s.typ.DType, d[i:i+m], b[mem*es:(mem+m)*es]) })
 		}
-	}
-	return nil
+	})
 }
 
 // copyThrough copies a region between surfaces of which one is a flattened view (or which share their
