@@ -58,16 +58,31 @@ func intList(ids []int) string { return strings.ReplaceAll(fmt.Sprint(ids), " ",
 // at a time through the key/value cache, and compares the logits of every position with PyTorch's: each row's largest difference within 1e-4 of that row's largest magnitude.
 func TestLlama2LogitsAgainstPyTorch(t *testing.T) {
 	e := readLlama2Expected(t)
-	for _, c := range []struct{ name, file, logits, cache string }{
-		{"tied", e.Models["tied"].File, e.Models["tied"].Logits, "False"},
-		{"untied", e.Models["untied"].File, e.Models["untied"].Logits, "False"},
-		{"tied_cache", e.Models["tied"].File, e.Models["tied"].Logits, "True"},
-		{"untied_cache", e.Models["untied"].File, e.Models["untied"].Logits, "True"},
+	// fp16: the window's kernels, and the cache's whose token steps are the whole model's program
+	// (lm_decode.star's dec_model, its residual and norms in fp16 too); both come within 1.3e-2 of
+	// PyTorch's logits on these models (logits up to 11; the window's, its residual and norms on
+	// the host in fp32, as far off as the cache's), so the bound is 2e-2 there; the cache's ways of
+	// feeding against the window's within the fp16 variants' 3e-3
+	for _, c := range []struct {
+		name, file, logits, cache string
+		fp16                      bool
+	}{
+		{"tied", e.Models["tied"].File, e.Models["tied"].Logits, "False", false},
+		{"untied", e.Models["untied"].File, e.Models["untied"].Logits, "False", false},
+		{"tied_cache", e.Models["tied"].File, e.Models["tied"].Logits, "True", false},
+		{"untied_cache", e.Models["untied"].File, e.Models["untied"].Logits, "True", false},
+		{"tied_cache_fp16", e.Models["tied"].File, e.Models["tied"].Logits, "True", true},
+		{"untied_cache_fp16", e.Models["untied"].File, e.Models["untied"].Logits, "True", true},
+		{"tied_fp16", e.Models["tied"].File, e.Models["tied"].Logits, "False", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			numerics, bound, same := emulator.FP32, 1e-4, 1e-5
+			if c.fp16 {
+				numerics, bound, same = emulator.FP16, 2e-2, 3e-3
+			}
 			var out strings.Builder
 			res, err := builtins.Run(context.Background(), builtins.Config{
-				Script: "testdata/llama2_logits.star", Backend: emulator.New(emulator.Options{Numerics: emulator.FP32}),
+				Script: "testdata/llama2_logits.star", Backend: emulator.New(emulator.Options{Numerics: numerics}),
 				Params: map[string]string{"model": quote(filepath.Join(llama2Dir, c.file)), "tokens": intList(e.Tokens), "cache": c.cache}, Stdout: &out,
 			})
 			if err != nil {
@@ -81,13 +96,13 @@ func TestLlama2LogitsAgainstPyTorch(t *testing.T) {
 				if res.Globals["fed"].String() != fmt.Sprint(len(e.Tokens)) {
 					t.Errorf("the decoder ran %s tokens for %d positions, want each once", res.Globals["fed"], len(e.Tokens))
 				}
-				// fp32 both ways: the same sums in another order
+				// the same numerics both ways: in fp32 the same sums in another order
 				d, _ := starlark.AsFloat(res.Globals["slid_diff"])
-				if !(d < 1e-5) {
+				if !(d < same) {
 					t.Errorf("past seq: the cache's logits differ from the window's of the last seq/2 tokens by %.3g (relative L2)", d)
 				}
 				t.Logf("past seq, the cache against the window of the last seq/2 tokens: %.2g (relative L2)", d)
-				if d, _ := starlark.AsFloat(res.Globals["other_diff"]); !(d < 1e-5) {
+				if d, _ := starlark.AsFloat(res.Globals["other_diff"]); !(d < same) {
 					t.Errorf("another text: the cache's logits differ from the window's by %.3g (relative L2)", d)
 				}
 				if res.Globals["restaged_equal"] != starlark.True {
@@ -107,8 +122,8 @@ func TestLlama2LogitsAgainstPyTorch(t *testing.T) {
 					dmax = math.Max(dmax, math.Abs(float64(g[i])-float64(w[i])))
 					wmax = math.Max(wmax, math.Abs(float64(w[i])))
 				}
-				if rel := dmax / wmax; !(rel <= 1e-4) {
-					t.Errorf("position %d: largest difference %.3g is %.3g of the row's largest logit %.3g, bound 1e-4", r, dmax, rel, wmax)
+				if rel := dmax / wmax; !(rel <= bound) {
+					t.Errorf("position %d: largest difference %.3g is %.3g of the row's largest logit %.3g, bound %.0e", r, dmax, rel, wmax, bound)
 				} else {
 					worst = math.Max(worst, rel)
 				}
@@ -272,13 +287,15 @@ func TestSampleVariantsCache(t *testing.T) {
 			ids[i] = (i*37 + 11) % 300
 		}
 		// numerics, the tolerances (relative) of the logits against the window's and of the cache's
-		// ways of feeding against each other, and the kernels of seq 128: the FFN and attention at
-		// 32, 64 and 128 columns for a prompt, and a token's FFN and attention (fp16: in each of 2 layers)
+		// ways of feeding against each other, and the kernels of seq 128 once 128 tokens went in one at
+		// a time: the FFN and attention at 32, 64 and 128 columns for a prompt, and a token's FFN and
+		// attention (fp32), or in fp16 the whole model's token step (lm_decode.star's dec_model) at each
+		// cache width the cache grew through, 32, 64 and 128
 		for _, n := range []struct {
 			numerics        emulator.Numerics
 			window, feeding float64
 			kernels         string
-		}{{emulator.FP32, 1e-4, 1e-5, "6"}, {emulator.FP16, 3e-3, 3e-3, "8"}} {
+		}{{emulator.FP32, 1e-4, 1e-5, "6"}, {emulator.FP16, 3e-3, 3e-3, "7"}} {
 			checkCacheLogits(t, variant, ck, ids, n.numerics, n.window, n.feeding, n.kernels)
 		}
 	}
