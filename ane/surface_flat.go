@@ -96,10 +96,19 @@ func (s *Surface) flatReadRegion(ch, nch, col, ncol int, dst []float32) error {
 }
 
 // copyThrough copies a region between surfaces of which one is a flattened view (or which share their
-// memory): whole channels of distinct memories run by run, anything else through a buffer.
+// memory): whole channels of distinct memories run by run, spread over par's helpers; other regions of
+// distinct memories channel by channel under one access of each; a shared memory through a buffer.
 func (s *Surface) copyThrough(dstCh, dstCol int, src *Surface, srcCh, srcCol, nch, ncol int) error {
 	if src.mem != s.mem && dstCol == 0 && srcCol == 0 && ncol == s.spatial && ncol == src.spatial {
 		return s.copyLinear(dstCh*s.spatial, src, srcCh*src.spatial, nch*ncol)
+	}
+	if src.mem != s.mem {
+		return s.accessBoth(src, func(db, sb []byte) {
+			var tmp [256]float32
+			for c := range nch {
+				s.copyRuns(db, (dstCh+c)*s.spatial+dstCol, src, sb, (srcCh+c)*src.spatial+srcCol, ncol, &tmp)
+			}
+		})
 	}
 	tmp := make([]float32, nch*ncol)
 	if err := src.ReadRegion(srcCh, nch, srcCol, ncol, tmp); err != nil {
@@ -109,33 +118,44 @@ func (s *Surface) copyThrough(dstCh, dstCol int, src *Surface, srcCh, srcCol, nc
 }
 
 // copyLinear copies src's elements [sk, sk+n) into s's [dk, dk+n), both in row-major order, run by run
-// (bytes where the dtypes agree, converted through a small buffer where not). The memories differ.
+// (copyRuns), large copies spread over par's helpers. The memories differ.
 func (s *Surface) copyLinear(dk int, src *Surface, sk, n int) error {
-	des, ses := s.ElemSize(), src.ElemSize()
+	return s.accessBoth(src, func(db, sb []byte) {
+		split(n, ioGrain, func(lo, hi int) {
+			var tmp [256]float32
+			s.copyRuns(db, dk+lo, src, sb, sk+lo, hi-lo, &tmp)
+		})
+	})
+}
+
+// accessBoth runs f with s's memory writable and src's (another memory) readable.
+func (s *Surface) accessBoth(src *Surface, f func(db, sb []byte)) error {
 	var inner error
 	err := src.access(true, func(sb []byte) {
-		inner = s.access(false, func(db []byte) {
-			split(n, ioGrain, func(lo, hi int) { // large copies spread over par's helpers
-				var tmp [256]float32
-				s.runs(dk+lo, hi-lo, func(dm, i, m int) {
-					src.runs(sk+lo+i, m, func(sm, _, k int) {
-						if s.typ.DType == src.typ.DType {
-							copy(db[dm*des:(dm+k)*des], sb[sm*ses:(sm+k)*ses])
-						} else {
-							for j := 0; j < k; j += len(tmp) {
-								q := min(len(tmp), k-j)
-								decode(src.typ.DType, tmp[:q], sb[(sm+j)*ses:(sm+j+q)*ses])
-								encode(s.typ.DType, db[(dm+j)*des:(dm+j+q)*des], tmp[:q])
-							}
-						}
-						dm += k
-					})
-				})
-			})
-		})
+		inner = s.access(false, func(db []byte) { f(db, sb) })
 	})
 	if inner != nil {
 		return inner
 	}
 	return err
+}
+
+// copyRuns copies src's elements [sk, sk+n) (in sb) into s's [dk, dk+n) (in db), both in row-major
+// order, run by run: bytes where the dtypes agree, converted through tmp where not.
+func (s *Surface) copyRuns(db []byte, dk int, src *Surface, sb []byte, sk, n int, tmp *[256]float32) {
+	des, ses := s.ElemSize(), src.ElemSize()
+	s.runs(dk, n, func(dm, i, m int) {
+		src.runs(sk+i, m, func(sm, _, k int) {
+			if s.typ.DType == src.typ.DType {
+				copy(db[dm*des:(dm+k)*des], sb[sm*ses:(sm+k)*ses])
+			} else {
+				for j := 0; j < k; j += len(tmp) {
+					q := min(len(tmp), k-j)
+					decode(src.typ.DType, tmp[:q], sb[(sm+j)*ses:(sm+j+q)*ses])
+					encode(s.typ.DType, db[(dm+j)*des:(dm+j+q)*des], tmp[:q])
+				}
+			}
+			dm += k
+		})
+	})
 }

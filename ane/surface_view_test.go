@@ -98,6 +98,29 @@ func TestViewOps(t *testing.T) {
 		if err := v.ReadChannels(0, 3, o); err != nil || !slices.Equal(o, vals(48, 0)) {
 			t.Errorf("%s: copy into the view %v, %v", dt, o, err)
 		}
+		// Regions of some columns between the view and another memory, either way (channel by channel).
+		if err := other.WriteChannels(0, 3, vals(48, 100)); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.CopyRegion(1, 3, other, 0, 5, 2, 4); err != nil {
+			t.Fatal(err)
+		}
+		reg8 := make([]float32, 8)
+		if err := v.ReadRegion(1, 2, 3, 4, reg8); err != nil || !slices.Equal(reg8, []float32{105, 106, 107, 108, 121, 122, 123, 124}) {
+			t.Errorf("%s: region copied into the view %v, %v", dt, reg8, err)
+		}
+		if err := v.ReadRegion(0, 1, 3, 4, reg8[:4]); err != nil || !slices.Equal(reg8[:4], []float32{3, 4, 5, 6}) {
+			t.Errorf("%s: the view's channel outside the region changed: %v, %v", dt, reg8[:4], err)
+		}
+		if err := other.CopyRegion(2, 0, v, 1, 3, 1, 4); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.ReadRegion(2, 1, 0, 5, reg8[:5]); err != nil || !slices.Equal(reg8[:5], []float32{105, 106, 107, 108, 136}) {
+			t.Errorf("%s: region copied out of the view %v, %v", dt, reg8[:5], err)
+		}
+		if err := v.WriteChannels(0, 3, vals(48, 0)); err != nil {
+			t.Fatal(err)
+		}
 		// A reshaped copy out of the view: its values in order, across its channels.
 		flat, _ := NewHeapSurface("f", mil.Tensor(mil.FP32, 1, 2, 1, 24))
 		if err := flat.CopyReshaped(0, 0, 2, v, 0, 3); err != nil {
@@ -190,6 +213,20 @@ func TestFlatView(t *testing.T) {
 			if back[i] != want {
 				t.Fatalf("%s: after copying channels 2-4 in: [%d] = %g, want %g", dt, i, back[i], want)
 			}
+		}
+		// A region of some columns, out of the part and into it (channel by channel, one access each).
+		if err := other.CopyRegion(1, 0, v, 6, 2, 2, 3); err != nil {
+			t.Fatal(err)
+		}
+		got5 := make([]float32, 6)
+		if err := other.ReadRegion(1, 2, 0, 3, got5); err != nil || !slices.Equal(got5, []float32{39, 40, 41, 45, 46, 47}) {
+			t.Errorf("%s: region copied out of the flattened part %v, %v", dt, got5, err)
+		}
+		if err := v.CopyRegion(0, 3, other, 1, 0, 2, 3); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.ReadRegion(0, 2, 2, 4, got[:8]); err != nil || !slices.Equal(got[:8], []float32{3, 39, 40, 41, 9, 45, 46, 47}) {
+			t.Errorf("%s: region copied into the flattened part %v, %v", dt, got[:8], err)
 		}
 		if err := v.WriteRegion(0, 2, 0, 6, vals[:12], true); err != nil {
 			t.Fatal(err)
