@@ -58,11 +58,11 @@ func intList(ids []int) string { return strings.ReplaceAll(fmt.Sprint(ids), " ",
 // at a time through the key/value cache, and compares the logits of every position with PyTorch's: each row's largest difference within 1e-4 of that row's largest magnitude.
 func TestLlama2LogitsAgainstPyTorch(t *testing.T) {
 	e := readLlama2Expected(t)
-	// fp16: the window's kernels, and the cache's whose token steps are the whole model's program
-	// (lm_decode.star's dec_model, its residual and norms in fp16 too); both come within 1.3e-2 of
+	// fp16: the window's kernels, and the cache's whose steps are the whole model's program
+	// (lm_decode.star's dec_model, its residual and norms in fp16 too); both come within 1.5e-2 of
 	// PyTorch's logits on these models (logits up to 11; the window's, its residual and norms on
-	// the host in fp32, as far off as the cache's), so the bound is 2e-2 there; the cache's ways of
-	// feeding against the window's within the fp16 variants' 3e-3
+	// the host in fp32, as far off as the cache's), so the bound is 2e-2 there, and the cache's
+	// logits against the window's (two fp16 computations, rounded in other places) within 1e-2
 	for _, c := range []struct {
 		name, file, logits, cache string
 		fp16                      bool
@@ -78,7 +78,7 @@ func TestLlama2LogitsAgainstPyTorch(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			numerics, bound, same := emulator.FP32, 1e-4, 1e-5
 			if c.fp16 {
-				numerics, bound, same = emulator.FP16, 2e-2, 3e-3
+				numerics, bound, same = emulator.FP16, 2e-2, 1e-2
 			}
 			var out strings.Builder
 			res, err := builtins.Run(context.Background(), builtins.Config{
@@ -290,12 +290,13 @@ func TestSampleVariantsCache(t *testing.T) {
 		// ways of feeding against each other, and the kernels of seq 128 once 128 tokens went in one at
 		// a time: the FFN and attention at 32, 64 and 128 columns for a prompt, and a token's FFN and
 		// attention (fp32), or in fp16 the whole model's token step (lm_decode.star's dec_model) at each
-		// cache width the cache grew through, 32, 64 and 128
+		// cache width the cache grew through, 32, 64 and 128, and nothing else (the prompt's programs
+		// are compiled when a block first needs them)
 		for _, n := range []struct {
 			numerics        emulator.Numerics
 			window, feeding float64
 			kernels         string
-		}{{emulator.FP32, 1e-4, 1e-5, "6"}, {emulator.FP16, 3e-3, 3e-3, "7"}} {
+		}{{emulator.FP32, 1e-4, 1e-5, "6"}, {emulator.FP16, 3e-3, 3e-3, "3"}} {
 			checkCacheLogits(t, variant, ck, ids, n.numerics, n.window, n.feeding, n.kernels)
 		}
 	}

@@ -62,7 +62,7 @@ func TestPlaceholderVocab(t *testing.T) {
 }
 
 func TestSpeedLines(t *testing.T) {
-	m := sampleSpeed.FindStringSubmatch("generated 238 tokens in 2.50 s: 95.11 tokens/s (10.5 ms per token, prompt 18 tokens, the first token after 18.2 ms)")
+	m := sampleSpeed.FindStringSubmatch("generated 238 tokens in 2.50 s: 95.11 tokens/s (10.5 ms per token, prompt 18 tokens, the first token after 18.2 ms; 7 kernels compiled in all)")
 	if m == nil || m[1] != "238" || m[2] != "95.11" || m[3] != "18" || m[4] != "18.2" {
 		t.Errorf("sample.star's line: %q", m)
 	}
