@@ -81,7 +81,7 @@ func NewBuilder() *Builder {
 	return &Builder{
 		prog:  &Program{Version: "1.3", Attrs: []*Attr{buildInfoAttr()}, Funcs: []*Func{fn}},
 		fn:    fn,
-		env:   newFuncEnv(),
+		env:   newFuncEnv(0),
 		files: map[string]*BlobWriter{},
 		auto:  map[string]int{},
 	}

@@ -46,7 +46,7 @@ var errReported = errors.New("already reported")
 
 func checkFunc(f *Func) ErrorList {
 	var errs ErrorList
-	env := newFuncEnv()
+	env := newFuncEnv(len(f.Inputs) + len(f.Ops))
 	fail := func(pos Pos, format string, args ...any) {
 		errs = append(errs, &Error{Pos: pos, Msg: fmt.Sprintf("func %q: ", f.Name) + fmt.Sprintf(format, args...)})
 	}
@@ -68,7 +68,7 @@ func checkFunc(f *Func) ErrorList {
 			env.bad[in.Name] = true
 		}
 	}
-	names := map[string]Pos{} // the ops' name attributes
+	names := make(map[string]Pos, len(f.Ops)) // the ops' name attributes
 	for i, op := range f.Ops {
 		if op == nil {
 			fail(f.Pos, "op %d is missing", i)
@@ -102,8 +102,10 @@ func checkFunc(f *Func) ErrorList {
 	return errs
 }
 
-func newFuncEnv() *funcEnv {
-	return &funcEnv{types: map[string]Type{}, consts: map[string]*Value{}, where: map[string]Pos{}, bad: map[string]bool{}}
+// newFuncEnv returns an empty environment with room for about n names (sized up front: growing the
+// maps of a program of thousands of ops was a large part of checking it).
+func newFuncEnv(n int) *funcEnv {
+	return &funcEnv{types: make(map[string]Type, n), consts: make(map[string]*Value, n/2), where: make(map[string]Pos, n), bad: map[string]bool{}}
 }
 
 func (env *funcEnv) define(name string, t Type, pos Pos) {
@@ -183,7 +185,7 @@ func (env *funcEnv) inferOp(op *Op, fail func(string, ...any)) ([]Type, bool) {
 	if op.Kind == "const" {
 		return inferConst(op, fail)
 	}
-	args := map[string][]ArgInfo{}
+	args := make(map[string][]ArgInfo, len(op.Args))
 	good, quiet := true, false
 	for _, a := range op.Args {
 		if a == nil {

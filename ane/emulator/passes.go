@@ -267,7 +267,7 @@ func readCounts(fn *mil.Func) map[string]int {
 
 // readers returns, per name, the index in fn's ops of the op of each operand reference to it.
 func readers(fn *mil.Func) map[string][]int {
-	reads := map[string][]int{}
+	reads := make(map[string][]int, len(fn.Ops))
 	for i, op := range fn.Ops {
 		if op == nil {
 			continue
