@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -39,20 +38,9 @@ var commands = map[string]command{}
 func register(c command) { commands[c.name] = c }
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
+	setGC()
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }
-
-// gcPercent is the collector's growth target (GOGC) of the command, unless the GOGC environment
-// variable sets it; a process-wide setting, so it is made here and not by package builtins, which
-// other programs embed. A training run's heap is mostly the float buffers of kernels and tensors,
-// which hold no pointers and cost the collector nothing to mark, so collecting when the heap has grown
-// by a quarter costs little time; the default (100) lets the garbage of many recompiles grow the heap
-// to twice the live data. Measured on scripts/train_layer.star at the reference sizes, 100 steps: peak
-// RSS 594 MB at GOGC=100, 457 MB at 50, 450 MB at 25, with the same step and compile times.
-const gcPercent = 25
 
 // dispatch runs the command named by args[0]; a first argument ending in .star runs a script.
 func dispatch(args []string, stdout, stderr io.Writer) int {
