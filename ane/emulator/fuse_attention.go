@@ -150,7 +150,7 @@ func (r *rewriter) constOperand(op *mil.Op, kind string) (int, *mil.Op, *mil.Val
 func (a *causalAttn) run() error {
 	p := a.p
 	if p.batches() > 1 {
-		parallel(p.batches(), 1, a.headFn)
+		parallel(p.batches(), p.batchGrain(), a.headFn)
 		return firstErr(a.errs)
 	}
 	if err := p.product(0, a.out, false); err != nil {

@@ -181,11 +181,21 @@ func matmulStep(c *compiler, p *mmPlan, out *tensor) step {
 			}
 		}
 	}
+	grain := p.batchGrain()
 	return step{outs: []*tensor{out}, flops: p.flops(), fused: true, run: func() error {
-		parallel(nb, 1, body)
+		parallel(nb, grain, body)
 		return firstErr(errs)
 	}}
 }
+
+// batchGrainMACs is the least work, in multiply-adds, that a piece of a batched product is handed to
+// another goroutine for: handing a piece over and waiting for it costs microseconds, which the
+// products of generation's one column (a head's scores against a short cache, some hundreds of
+// multiply-adds) never repay.
+const batchGrainMACs = 1 << 15
+
+// batchGrain is how many of p's products make a piece worth running on another goroutine.
+func (p *mmPlan) batchGrain() int { return max(1, batchGrainMACs/max(1, p.m*p.n*p.k)) }
 
 // firstErr is the first non-nil error of errs.
 func firstErr(errs []error) error {
