@@ -53,8 +53,9 @@
 // # Process-wide settings
 //
 // The package changes no process-wide setting: the command anestar sets the collector's target
-// (GOGC 25, which keeps the heap of a run that recompiles kernels near its live data) in its main; a
-// program that embeds the host and trains may want debug.SetGCPercent(25) too.
+// (GOGC 25, which keeps the heap of a run that recompiles kernels near its live data, and at least
+// 32 MB of growth on a small heap, where a quarter would collect every few generated tokens) in its
+// main; a program that embeds the host and trains may want debug.SetGCPercent(25) too.
 //
 // # Concurrency
 //

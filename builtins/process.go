@@ -101,7 +101,7 @@ func (s *session) processModule() *moduleDef {
 				"resident set when the run began: the program, its runtime and libraries), all in bytes, 0 where not known (on Linux " +
 				"they come from /proc/self/status, elsewhere rss is the peak, from getrusage); and gc_percent, the Go collector's " +
 				"growth target (GOGC: the heap grows by this share of what survived the last collection before the next; 25 in " +
-				"anestar, 100 by default in a program that embeds it; -1 when collection is off).", fn: s.processMemory},
+				"anestar, more while under 128 MB survive, so that the heap may grow by 32 MB; 100 by default in a program that embeds it; -1 when collection is off).", fn: s.processMemory},
 			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing spans such as a step or a run (process.timers attributes time to phases).", fn: s.processClock},
 			{sig: "timers(reset = False)", doc: "The script's time by phase since the run started or the last reset, a dict of seconds: " +
 				"compile (building mil programs and ane.compile), ane (kernel evals), io (surface reads, writes and copies), " +
