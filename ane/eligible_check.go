@@ -79,13 +79,14 @@ type eligibility struct {
 }
 
 func newEligibility(f *mil.Func) *eligibility {
-	c := &eligibility{types: map[string]mil.Type{}, live: map[string]bool{}}
+	n := len(f.Inputs) + len(f.Ops) // about the names the maps hold: sized once, not grown
+	c := &eligibility{types: make(map[string]mil.Type, n), live: make(map[string]bool, n)}
 	for _, in := range f.Inputs {
 		if in != nil {
 			c.types[in.Name] = in.Type
 		}
 	}
-	producer := map[string]*mil.Op{}
+	producer := make(map[string]*mil.Op, len(f.Ops))
 	for _, op := range f.Ops {
 		if op == nil {
 			continue

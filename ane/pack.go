@@ -85,9 +85,10 @@ func PackOn(p *mil.Program, w mil.Weights, chip Chip) (*mil.Program, mil.Weights
 		return p, w, nil, nil
 	}
 	main := p.Main()
-	pk := &packer{chip: chip, names: map[string]bool{}, outputs: map[string]bool{}, w: w, def: map[string]*mil.Op{}, uses: map[string][]*mil.Op{},
-		drop: map[*mil.Op]bool{}, rename: map[string]string{}, consts: main.Consts()}
-	types := map[string]mil.Type{}
+	n := len(main.Inputs) + len(main.Ops) // about the names the maps hold: sized once, not grown
+	pk := &packer{chip: chip, names: make(map[string]bool, n), outputs: map[string]bool{}, w: w, def: make(map[string]*mil.Op, n),
+		uses: make(map[string][]*mil.Op, n), drop: map[*mil.Op]bool{}, rename: map[string]string{}, consts: main.Consts()}
+	types := make(map[string]mil.Type, n)
 	for _, in := range main.Inputs {
 		pk.names[in.Name], types[in.Name] = true, in.Type
 	}

@@ -25,7 +25,7 @@ type graph struct {
 }
 
 func newGraph(fn *mil.Func) *graph {
-	g := &graph{fn: fn, producer: map[string]int{}, uses: map[string]int{}}
+	g := &graph{fn: fn, producer: make(map[string]int, len(fn.Ops)), uses: make(map[string]int, len(fn.Ops))}
 	for i, op := range fn.Ops {
 		if op == nil {
 			continue

@@ -258,7 +258,7 @@ func usedNames(fn *mil.Func) map[string]bool {
 
 // readCounts returns, per name, the number of operand references to it in fn's ops.
 func readCounts(fn *mil.Func) map[string]int {
-	reads := map[string]int{}
+	reads := make(map[string]int, len(fn.Ops))
 	for name, ops := range readers(fn) {
 		reads[name] = len(ops)
 	}
