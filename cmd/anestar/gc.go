@@ -29,9 +29,14 @@ func setGC() {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
-	g := &gcFloorHook{percent: gcPercent}
+	g := newGCFloorHook()
 	g.adjust()
 	g.arm()
+}
+
+// newGCFloorHook returns a hook that has set nothing yet (the target is gcPercent's).
+func newGCFloorHook() *gcFloorHook {
+	return &gcFloorHook{percent: gcPercent, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 }
 
 // gcFloorHook sets the growth target after every collection from the live heap it left
@@ -54,9 +59,6 @@ func (g *gcFloorHook) arm() {
 }
 
 func (g *gcFloorHook) adjust() {
-	if g.sample == nil {
-		g.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	}
 	metrics.Read(g.sample)
 	if g.sample[0].Value.Kind() != metrics.KindUint64 {
 		return

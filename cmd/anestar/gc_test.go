@@ -34,8 +34,7 @@ func TestGrowthPercent(t *testing.T) {
 // TestGCFloorHook: after a collection the hook sets the target that the live heap it left calls for.
 func TestGCFloorHook(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent)) // the test's process as it was, apart from the hook
-	g := &gcFloorHook{percent: gcPercent}
-	g.arm()
+	newGCFloorHook().arm()
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
 		runtime.GC()
