@@ -28,6 +28,7 @@ type transfer struct {
 	surf   *ane.Surface
 	fp16   bool      // surface dtype: fp16, else fp32
 	pieces []ioPiece // at most ioGrain elements each
+	values int       // elements in all pieces
 	buf    []byte    // the surface's bytes during a transfer
 	read   bool      // surface to tensors (an input), else tensors to surface
 	round  bool      // round what is read to fp16 (newInputTransfer)
@@ -55,6 +56,7 @@ func newTransfer(s *ane.Surface, segs []ioPiece, read bool) *transfer {
 			hi := min(lo+ioGrain, len(sg.data))
 			t.pieces = append(t.pieces, ioPiece{data: sg.data[lo:hi], off: sg.off + lo*es})
 		}
+		t.values += len(sg.data)
 	}
 	t.body = func(lo, hi int) {
 		for _, p := range t.pieces[lo:hi] {
@@ -106,6 +108,10 @@ func (t *transfer) run() error {
 	var err error
 	if len(t.buf) != t.surf.Bytes() {
 		err = fmt.Errorf("surface %q: memory holds %d bytes, want %d", t.surf.Name(), len(t.buf), t.surf.Bytes())
+	} else if t.values < 2*ioGrain {
+		// a few small pieces (a stacked output's parts): handing them to helpers costs more than
+		// converting them here
+		t.body(0, len(t.pieces))
 	} else {
 		parallel(len(t.pieces), 1, t.body)
 	}

@@ -359,12 +359,12 @@ func unaryOp(c *compiler, op *mil.Op) (step, error) {
 			}
 		}, 6
 	case "relu":
-		f = mapF32(func(v float32) float32 {
-			if v > 0 || v != v {
-				return v
+		f = func(dst, src []float32) {
+			src = src[:len(dst)]
+			for i, v := range src {
+				dst[i] = max(v, 0) // NaN stays NaN, -0 gives +0 (Go's max), as v > 0 || v != v ? v : 0
 			}
-			return 0
-		})
+		}
 	case "tanh":
 		f, cost = mapF64(math.Tanh), 4
 	case "rsqrt", "log":
