@@ -35,10 +35,11 @@ type trainRun struct {
 	RSSKB   float64 `json:"rss_kb"`
 }
 
-// genRun is one side's generation figures: medians over the runs.
+// genRun is one side's generation figures: medians over the runs. afterS is the rate after the first
+// token, as run.c's "achieved tok/s" counts (run.c reports only that one: its tokensS is the same).
 type genRun struct {
-	tokensS, firstMS, rssKB float64
-	tokens                  int // tokens generated (greedy stops at BOS)
+	tokensS, afterS, firstMS, rssKB float64
+	tokens                          int // tokens generated (greedy stops at BOS)
 }
 
 // measure runs shape s: the check, the training of both sides, and generation on model (or a random
@@ -244,7 +245,7 @@ func placeholderVocab(path string, n int) error {
 }
 
 var (
-	sampleSpeed = regexp.MustCompile(`generated (\d+) tokens in [0-9.]+ s: ([0-9.]+) tokens/s \(.*prompt (\d+) tokens(?:, the first token after ([0-9.]+) ms)?`)
+	sampleSpeed = regexp.MustCompile(`generated (\d+) tokens in [0-9.]+ s: ([0-9.]+) tokens/s \(.*prompt (\d+) tokens(?:, the first token after ([0-9.]+) ms(?:, then ([0-9.]+) tokens/s)?)?`)
 	runcSpeed   = regexp.MustCompile(`achieved tok/s: ([0-9.]+)`)
 	maxRSS      = regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`)
 )
@@ -266,6 +267,7 @@ func runSample(c config, model, vocab string) (genRun, int, error) {
 	g.tokensS, _ = strconv.ParseFloat(m[2], 64)
 	prompt, _ := strconv.Atoi(m[3])
 	g.firstMS, _ = strconv.ParseFloat(m[4], 64)
+	g.afterS, _ = strconv.ParseFloat(m[5], 64)
 	g.rssKB = rss(out)
 	return g, prompt, nil
 }
@@ -282,6 +284,7 @@ func runRunC(c config, model, vocab string, steps int) (genRun, error) {
 	}
 	var g genRun
 	g.tokensS, _ = strconv.ParseFloat(m[1], 64)
+	g.afterS = g.tokensS
 	g.rssKB = rss(out)
 	return g, nil
 }
@@ -342,6 +345,7 @@ func medianGen(gs []genRun) genRun {
 	}
 	return genRun{
 		tokensS: pick(func(g genRun) float64 { return g.tokensS }),
+		afterS:  pick(func(g genRun) float64 { return g.afterS }),
 		firstMS: pick(func(g genRun) float64 { return g.firstMS }),
 		rssKB:   pick(func(g genRun) float64 { return g.rssKB }),
 		tokens:  int(pick(func(g genRun) float64 { return float64(g.tokens) })),

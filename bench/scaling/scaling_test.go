@@ -63,14 +63,18 @@ func TestPlaceholderVocab(t *testing.T) {
 
 func TestSpeedLines(t *testing.T) {
 	m := sampleSpeed.FindStringSubmatch("generated 238 tokens in 2.50 s: 95.11 tokens/s (10.5 ms per token, prompt 18 tokens, the first token after 18.2 ms; 7 kernels compiled in all)")
-	if m == nil || m[1] != "238" || m[2] != "95.11" || m[3] != "18" || m[4] != "18.2" {
+	if m == nil || m[1] != "238" || m[2] != "95.11" || m[3] != "18" || m[4] != "18.2" || m[5] != "" {
 		t.Errorf("sample.star's line: %q", m)
+	}
+	m = sampleSpeed.FindStringSubmatch("generated 64 tokens in 0.02 s: 3200.50 tokens/s (0.3 ms per token, prompt 17 tokens, the first token after 14.1 ms, then 9001.25 tokens/s; 2 kernels compiled in all)")
+	if m == nil || m[1] != "64" || m[2] != "3200.50" || m[3] != "17" || m[4] != "14.1" || m[5] != "9001.25" {
+		t.Errorf("sample.star's line with the rate after the first token: %q", m)
 	}
 	if m := runcSpeed.FindStringSubmatch("achieved tok/s: 82.658023\n"); m == nil || m[1] != "82.658023" {
 		t.Errorf("run.c's line: %q", m)
 	}
-	g := medianGen([]genRun{{tokensS: 3, firstMS: 9, tokens: 5}, {tokensS: 1, firstMS: 7, tokens: 5}, {tokensS: 2, firstMS: 8, tokens: 4}})
-	if g.tokensS != 2 || g.firstMS != 8 || g.tokens != 5 {
+	g := medianGen([]genRun{{tokensS: 3, afterS: 4, firstMS: 9, tokens: 5}, {tokensS: 1, afterS: 6, firstMS: 7, tokens: 5}, {tokensS: 2, afterS: 5, firstMS: 8, tokens: 4}})
+	if g.tokensS != 2 || g.afterS != 5 || g.firstMS != 8 || g.tokens != 5 {
 		t.Errorf("medianGen = %+v", g)
 	}
 }
@@ -90,8 +94,8 @@ func TestScalingTiny(t *testing.T) {
 	if m := train.FindStringSubmatch(s); m == nil || m[1] == "0" || m[2] == "0" {
 		t.Errorf("no training row with anestar's figures:\n%s", s)
 	}
-	gen := regexp.MustCompile(`\| tiny \| ([0-9.]+) \| [0-9.]+ ms \| .* \| 8 \| - \| - \| - \|`)
-	if m := gen.FindStringSubmatch(s); m == nil || m[1] == "0.0" {
+	gen := regexp.MustCompile(`\| tiny \| ([0-9.]+) \| ([0-9.]+) \| [0-9.]+ ms \| .* \| 8 \| - \| - \| - \|`)
+	if m := gen.FindStringSubmatch(s); m == nil || m[1] == "0.0" || m[2] == "0.0" {
 		t.Errorf("no generation row with anestar's figures (8 tokens, no run.c):\n%s", s)
 	}
 	// generation alone: no training table
