@@ -39,6 +39,10 @@ type funcEnv struct {
 	consts map[string]*Value // names defined by const ops
 	where  map[string]Pos    // where each name was defined
 	bad    map[string]bool   // names whose definition was reported wrong: uses of them are not reported again
+
+	// inferOp's argument map and operand infos, reused op after op (OpDef.Infer keeps neither)
+	args  map[string][]ArgInfo
+	infos []ArgInfo
 }
 
 // errReported marks an operand whose definition already has an error.
@@ -185,7 +189,12 @@ func (env *funcEnv) inferOp(op *Op, fail func(string, ...any)) ([]Type, bool) {
 	if op.Kind == "const" {
 		return inferConst(op, fail)
 	}
-	args := make(map[string][]ArgInfo, len(op.Args))
+	if env.args == nil {
+		env.args = make(map[string][]ArgInfo, 8)
+	}
+	args := env.args
+	clear(args)
+	env.infos = env.infos[:0]
 	good, quiet := true, false
 	for _, a := range op.Args {
 		if a == nil {
@@ -198,7 +207,7 @@ func (env *funcEnv) inferOp(op *Op, fail func(string, ...any)) ([]Type, bool) {
 			good = false
 			continue
 		}
-		infos := make([]ArgInfo, 0, len(a.Operands))
+		start := len(env.infos)
 		for _, o := range a.Operands {
 			info, err := env.operand(o)
 			if err == errReported {
@@ -210,9 +219,9 @@ func (env *funcEnv) inferOp(op *Op, fail func(string, ...any)) ([]Type, bool) {
 				good = false
 				continue
 			}
-			infos = append(infos, info)
+			env.infos = append(env.infos, info)
 		}
-		args[a.Name] = infos
+		args[a.Name] = env.infos[start:len(env.infos):len(env.infos)]
 		if d := def.Arg(a.Name); d != nil && !d.Tuple && a.Tuple && len(a.Operands) == 1 {
 			fail("argument %q is a tuple, want a single value", a.Name)
 			good = false

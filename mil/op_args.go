@@ -13,14 +13,9 @@ type opArgs struct {
 
 // validate applies the generic argument rules of the op's ArgDefs.
 func (a *opArgs) validate() error {
-	names := make([]string, 0, len(a.vals))
 	for name := range a.vals {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
 		if a.def.Arg(name) == nil {
-			return fmt.Errorf("unknown argument %q", name)
+			return a.unknownArg()
 		}
 	}
 	for i := range a.def.Args {
@@ -39,6 +34,18 @@ func (a *opArgs) validate() error {
 	return nil
 }
 
+// unknownArg names the first unknown argument in name order (the same one whatever the map's order).
+func (a *opArgs) unknownArg() error {
+	var names []string
+	for name := range a.vals {
+		if a.def.Arg(name) == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return fmt.Errorf("unknown argument %q", names[0])
+}
+
 func (a *opArgs) validateArg(ad *ArgDef, ops []ArgInfo) error {
 	switch {
 	case ad.Tuple && len(ops) == 0:
@@ -47,34 +54,43 @@ func (a *opArgs) validateArg(ad *ArgDef, ops []ArgInfo) error {
 		return fmt.Errorf("argument %q takes one value, got %d", ad.Name, len(ops))
 	}
 	for i, o := range ops {
-		what := fmt.Sprintf("argument %q", ad.Name)
-		if ad.Tuple {
-			what = fmt.Sprintf("argument %q, member %d,", ad.Name, i)
-		}
-		t := o.Type
-		if t.Kind != ScalarKind && t.Kind != TensorKind {
-			return fmt.Errorf("%s has type %s, want a tensor or scalar", what, t)
-		}
-		if err := checkShape(t); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		switch {
-		case ad.Shape == ScalarArg && t.Rank() != 0:
-			return fmt.Errorf("%s has type %s, want a scalar", what, t)
-		case ad.Shape == VectorArg && t.Rank() != 1:
-			return fmt.Errorf("%s has type %s, want a rank-1 tensor", what, t)
-		}
-		if ad.DTypes != nil && !slices.Contains(ad.DTypes, t.DType) {
-			return fmt.Errorf("%s has dtype %s, want %s", what, t.DType, dtypeList(ad.DTypes))
-		}
-		if ad.SameAs != "" {
-			if other, ok := a.vals[ad.SameAs]; ok && len(other) > 0 && other[0].Type.DType != t.DType {
-				return fmt.Errorf("%s has dtype %s, %s has %s", what, t.DType, ad.SameAs, other[0].Type.DType)
+		if err := a.validateOperand(ad, o); err != nil {
+			what := fmt.Sprintf("argument %q", ad.Name)
+			if ad.Tuple {
+				what = fmt.Sprintf("argument %q, member %d,", ad.Name, i)
 			}
+			return fmt.Errorf("%s%w", what, err)
 		}
-		if ad.Const && o.Value == nil {
-			return fmt.Errorf("%s must be a constant", what)
+	}
+	return nil
+}
+
+// validateOperand checks one operand of argument ad; its error reads after the operand's name (" has
+// type ...", ": type ...").
+func (a *opArgs) validateOperand(ad *ArgDef, o ArgInfo) error {
+	t := o.Type
+	if t.Kind != ScalarKind && t.Kind != TensorKind {
+		return fmt.Errorf(" has type %s, want a tensor or scalar", t)
+	}
+	if err := checkShape(t); err != nil {
+		return fmt.Errorf(": %w", err)
+	}
+	switch {
+	case ad.Shape == ScalarArg && t.Rank() != 0:
+		return fmt.Errorf(" has type %s, want a scalar", t)
+	case ad.Shape == VectorArg && t.Rank() != 1:
+		return fmt.Errorf(" has type %s, want a rank-1 tensor", t)
+	}
+	if ad.DTypes != nil && !slices.Contains(ad.DTypes, t.DType) {
+		return fmt.Errorf(" has dtype %s, want %s", t.DType, dtypeList(ad.DTypes))
+	}
+	if ad.SameAs != "" {
+		if other, ok := a.vals[ad.SameAs]; ok && len(other) > 0 && other[0].Type.DType != t.DType {
+			return fmt.Errorf(" has dtype %s, %s has %s", t.DType, ad.SameAs, other[0].Type.DType)
 		}
+	}
+	if ad.Const && o.Value == nil {
+		return fmt.Errorf(" must be a constant")
 	}
 	return nil
 }

@@ -56,6 +56,9 @@ func TestInfer(t *testing.T) {
 		{"minimum", A{"x": tf16(3), "y": tf32(3)}, nil, `argument "y" has dtype fp32, x has fp16`},
 		{"add", A{"x": tf16(3)}, nil, `missing argument "y"`},
 		{"add", A{"x": tf16(3), "y": tf16(3), "z": tf16(3)}, nil, `unknown argument "z"`},
+		{"add", A{"x": tf16(3), "y": tf16(3), "zz": tf16(3), "b": tf16(3)}, nil, `unknown argument "b"`}, // the first by name
+		{"concat", A{"values": tuple(tf16(3), tf16(3, 0)), "axis": cint(0), "interleave": cbool(false)}, nil, `argument "values", member 1,: type tensor<fp16, [3, 0]> has a dimension 0`},
+		{"add", A{"x": tf16(3, 0), "y": tf16(3)}, nil, `argument "x": type tensor<fp16, [3, 0]> has a dimension 0`},
 		{"add", A{"x": []ArgInfo{{Type: Tensor(Bool, 3)}}, "y": tf16(3)}, nil, `argument "x" has dtype bool`},
 		{"add", A{"x": tf16(3, 0), "y": tf16(3)}, nil, "dimension 0"},
 		// Unary.
