@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/anestar/anestar/ane/emulator"
-	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/internal/numtest"
 )
 
 // TestDecodePairsSameBits: the token step's RoPE on paired rows (lm_decode.star's _attention with
@@ -13,18 +13,7 @@ import (
 // pairs taken apart, in fp16 numerics, at a position with cached keys on both sides of the mask's edge.
 // Exact under the fixed-order gemm, where a row's dot product does not depend on the rows beside it.
 func TestDecodePairsSameBits(t *testing.T) {
-	prev := cpu.BLASName()
-	if err := cpu.SetBLAS(cpu.ReferenceBLAS); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if prev == "none" {
-			prev = "auto"
-		}
-		if err := cpu.SetBLAS(prev); err != nil {
-			t.Error(err)
-		}
-	})
+	numtest.FixedOrderGemm(t)
 	res, _ := runScript(t, "testdata/dec_pairs.star", nil, emulator.Options{Numerics: emulator.FP16}, false)
 	for _, o := range []struct{ pairs, apart string }{{"xo_pairs", "xo_apart"}, {"kv_pairs", "kv_apart"}} {
 		a, b := tensorData(t, res.Globals[o.pairs]), tensorData(t, res.Globals[o.apart])

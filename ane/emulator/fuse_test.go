@@ -9,6 +9,7 @@ import (
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/internal/numtest"
 	"github.com/anestar/anestar/internal/refkernels"
 	"github.com/anestar/anestar/mil"
 )
@@ -48,25 +49,10 @@ func evalOne(t *testing.T, k ane.Binding, x []float32) []float32 {
 	return o
 }
 
-// fixedOrderGemm makes every product of the test run through cpu's reference gemm, which sums each
-// element in one fixed order whatever the product's shape, blocking or transpose flags. A rewrite of our
-// own (fusion, folded transposes, row blocks) is exact only as a property of our code on such a gemm:
-// a real BLAS may sum a row block, or a transposed product, in another order (neither OpenBLAS, whose
-// kernels differ by CPU, nor gonum promises otherwise), so bit-equality there would test the BLAS.
+// fixedOrderGemm runs the test's products on the fixed-order gemm (numtest.FixedOrderGemm).
 func fixedOrderGemm(t *testing.T) {
 	t.Helper()
-	prev := cpu.BLASName()
-	if err := cpu.SetBLAS(cpu.ReferenceBLAS); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if prev == "none" {
-			prev = "auto"
-		}
-		if err := cpu.SetBLAS(prev); err != nil {
-			t.Error(err)
-		}
-	})
+	numtest.FixedOrderGemm(t)
 }
 
 // sameBits fails unless got and want hold the same bits (any NaN matches any NaN).

@@ -1,11 +1,14 @@
-// Package numtest holds the helpers that the tests of the host math (nn, optim) share: finite
-// differences, float64 copies, random normal slices and a tolerance check. Only tests import it.
+// Package numtest holds the helpers that numerics tests share: finite differences, float64 copies,
+// random normal slices, a tolerance check, and the fixed-order gemm that exactness tests run on. Only
+// tests import it.
 package numtest
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/anestar/anestar/cpu"
 )
 
 // NumGrad returns the central finite-difference gradient of f at x, in float64.
@@ -54,4 +57,26 @@ func RandNorm(rng *rand.Rand, n int, scale float64) []float32 {
 		x[i] = float32(rng.NormFloat64() * scale)
 	}
 	return x
+}
+
+// FixedOrderGemm makes every product of the test run through cpu's reference gemm, which sums each
+// element in one fixed order whatever the product's shape, blocking or transpose flags, until the test
+// ends. A rewrite of our own (a fusion, a folded transpose, row blocks, rows computed apart) is exact
+// only as a property of our code on such a gemm: a real BLAS may sum a row block, or a transposed
+// product, in another order (neither OpenBLAS, whose kernels differ by CPU, nor gonum promises
+// otherwise), so bit-equality there would test the BLAS.
+func FixedOrderGemm(t testing.TB) {
+	t.Helper()
+	prev := cpu.BLASName()
+	if err := cpu.SetBLAS(cpu.ReferenceBLAS); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if prev == "none" {
+			prev = "auto"
+		}
+		if err := cpu.SetBLAS(prev); err != nil {
+			t.Error(err)
+		}
+	})
 }
