@@ -45,6 +45,19 @@ func (s *Surface) runs(k, n int, fn func(mem, i, m int)) {
 	}
 }
 
+// at is the memory element offset of the surface's element k (row-major), as runs gives it.
+func (s *Surface) at(k int) int {
+	row := s.spatial
+	if s.flat > 0 {
+		row = s.flat
+	}
+	return s.base + k/row*s.pitch + k%row
+}
+
+// columnChunk is how many values of a one-column region flatWriteRegion and flatReadRegion convert at
+// once.
+const columnChunk = 256
+
 // writeLinear stores src at the surface's elements [k, k+len(src)) in row-major order.
 func (s *Surface) writeLinear(k int, src []float32) error {
 	es := s.ElemSize()
@@ -65,6 +78,9 @@ func (s *Surface) readLinear(k int, dst []float32) error {
 // one access (a column of a packed surface is a channel's worth of one-element runs: an access for each
 // cost more than the writes).
 func (s *Surface) flatWriteRegion(ch, nch, col, ncol int, src []float32, transposed bool) error {
+	if ncol == 1 { // a column (a token's, in generation): one element per channel, converted together
+		return s.access(false, func(b []byte) { s.columnWrite(b, ch, nch, col, src) })
+	}
 	row := src
 	if transposed {
 		row = make([]float32, ncol)
@@ -84,9 +100,41 @@ func (s *Surface) flatWriteRegion(ch, nch, col, ncol int, src []float32, transpo
 	})
 }
 
+// columnWrite stores src[c] at channel ch+c, column col, for c < nch (in b, the surface's memory):
+// converted a chunk at a time, then placed element by element, where runs took a closure call each.
+func (s *Surface) columnWrite(b []byte, ch, nch, col int, src []float32) {
+	es := s.ElemSize()
+	var tmp [columnChunk * 4]byte
+	for c0 := 0; c0 < nch; c0 += columnChunk {
+		n := min(columnChunk, nch-c0)
+		encode(s.typ.DType, tmp[:n*es], src[c0:c0+n])
+		for c := range n {
+			m := s.at((ch+c0+c)*s.spatial + col)
+			copy(b[m*es:(m+1)*es], tmp[c*es:(c+1)*es])
+		}
+	}
+}
+
+// columnRead is columnWrite's read: dst[c] = the element at channel ch+c, column col.
+func (s *Surface) columnRead(b []byte, ch, nch, col int, dst []float32) {
+	es := s.ElemSize()
+	var tmp [columnChunk * 4]byte
+	for c0 := 0; c0 < nch; c0 += columnChunk {
+		n := min(columnChunk, nch-c0)
+		for c := range n {
+			m := s.at((ch+c0+c)*s.spatial + col)
+			copy(tmp[c*es:(c+1)*es], b[m*es:(m+1)*es])
+		}
+		decode(s.typ.DType, dst[c0:c0+n], tmp[:n*es])
+	}
+}
+
 // flatReadRegion is ReadRegion on a flattened view, under one access as flatWriteRegion.
 func (s *Surface) flatReadRegion(ch, nch, col, ncol int, dst []float32) error {
 	es := s.ElemSize()
+	if ncol == 1 {
+		return s.access(true, func(b []byte) { s.columnRead(b, ch, nch, col, dst) })
+	}
 	return s.access(true, func(b []byte) {
 		for c := range nch {
 			d := dst[c*ncol : (c+1)*ncol]
@@ -144,6 +192,11 @@ func (s *Surface) accessBoth(src *Surface, f func(db, sb []byte)) error {
 // order, run by run: bytes where the dtypes agree, converted through tmp where not.
 func (s *Surface) copyRuns(db []byte, dk int, src *Surface, sb []byte, sk, n int, tmp *[256]float32) {
 	des, ses := s.ElemSize(), src.ElemSize()
+	if n == 1 && s.typ.DType == src.typ.DType { // an element (a column's, channel by channel): no runs
+		dm, sm := s.at(dk), src.at(sk)
+		copy(db[dm*des:(dm+1)*des], sb[sm*ses:(sm+1)*ses])
+		return
+	}
 	s.runs(dk, n, func(dm, i, m int) {
 		src.runs(sk+i, m, func(sm, _, k int) {
 			if s.typ.DType == src.typ.DType {

@@ -234,5 +234,71 @@ func TestFlatView(t *testing.T) {
 		if _, err := NewFlatView(parent, "big", []int{1, 8, 1, 6}, 0, 30, 4, 12); err == nil {
 			t.Errorf("%s: a flattened part past the columns: no error", dt)
 		}
+		flatColumns(t, dt, v)
+	}
+}
+
+// flatColumns: one-column regions of the flattened [8, 6] part v (a token's column in generation: an
+// element per channel, each its own run) written, read and copied between flattened parts of fp16 and
+// fp32 surfaces, against the values' row-major places.
+func flatColumns(t *testing.T, dt mil.DType, v *Surface) {
+	t.Helper()
+	all := make([]float32, 48)
+	for i := range all {
+		all[i] = float32(100 + i)
+	}
+	v.WriteChannels(0, 8, all)
+	col := []float32{-1, -2, -3, -4, -5}
+	if err := v.WriteRegion(2, 5, 4, 1, col, false); err != nil {
+		t.Fatal(err)
+	}
+	for c := range 5 {
+		all[(2+c)*6+4] = col[c]
+	}
+	got := make([]float32, 48)
+	v.ReadChannels(0, 8, got)
+	if !slices.Equal(got, all) {
+		t.Fatalf("%s: after a column written: %v, want %v", dt, got, all)
+	}
+	if err := v.WriteRegion(0, 3, 1, 1, []float32{7, 8, 9}, true); err != nil {
+		t.Fatal(err)
+	}
+	all[1], all[7], all[13] = 7, 8, 9
+	one := make([]float32, 8)
+	if err := v.ReadRegion(0, 8, 1, 1, one); err != nil || !slices.Equal(one, []float32{7, 8, 9, all[19], all[25], all[31], all[37], all[43]}) {
+		t.Errorf("%s: column 1 read %v, %v", dt, one, err)
+	}
+	for _, odt := range []mil.DType{mil.FP16, mil.FP32} {
+		p2, _ := NewHeapSurface("packed2", mil.Tensor(odt, 1, 2, 1, 50))
+		w, err := NewFlatView(p2, "w", []int{1, 10, 1, 7}, 0, 5, 2, 35)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Fill(0)
+		// v's column 4, channels 1-6, into w's column 3 from channel 2, and back into v's column 0
+		if err := w.CopyRegion(2, 3, v, 1, 4, 6, 1); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, 70)
+		w.ReadChannels(0, 10, out)
+		for c := range 10 {
+			for j := range 7 {
+				want := float32(0)
+				if j == 3 && c >= 2 && c < 8 {
+					want = all[(c-1)*6+4]
+				}
+				if out[c*7+j] != want {
+					t.Fatalf("%s to %s: w [%d, %d] = %g, want %g", dt, odt, c, j, out[c*7+j], want)
+				}
+			}
+		}
+		if err := v.CopyRegion(0, 0, w, 2, 3, 6, 1); err != nil {
+			t.Fatal(err)
+		}
+		v.ReadRegion(0, 8, 0, 1, one)
+		if want := []float32{all[10], all[16], all[22], all[28], all[34], all[40], all[36], all[42]}; !slices.Equal(one, want) {
+			t.Errorf("%s from %s: v's column 0 %v, want %v", dt, odt, one, want)
+		}
+		v.WriteChannels(0, 8, all)
 	}
 }
