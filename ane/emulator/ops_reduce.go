@@ -186,6 +186,11 @@ func softmaxOp(c *compiler, op *mil.Op) (step, error) {
 			i1 := min(i0+blockWidth, inner)
 			w := i1 - i0
 			base := o * n * inner
+			if inner == 1 && blk+4 <= hi {
+				softmaxRows4(od[base:base+4*n], xd[base:base+4*n], n)
+				blk += 3
+				continue
+			}
 			if inner == 1 {
 				row, dst := xd[base:base+n], od[base:base+n]
 				softmaxRow(dst, row)
@@ -226,32 +231,63 @@ func softmaxOp(c *compiler, op *mil.Op) (step, error) {
 
 // softmaxRow is the softmax of one contiguous row. Where some entries lie more than expZeroMargin
 // below the row's maximum (a row masked by an input, such as the decoder's over its key/value cache:
-// mostly -65504), expNormalizeRuns computes the others only.
+// mostly -65504), expRow computes the others only.
 func softmaxRow(dst, row []float32) {
-	m, lo := float32(math.Inf(-1)), float32(math.Inf(1))
+	dst = dst[:len(row)]
+	expRow(dst, row)
+	var s float32
+	for _, e := range dst {
+		s += e
+	}
+	scaleBy(dst, 1/s)
+}
+
+// softmaxRows4 is softmaxRow of the four consecutive rows of n values in x, into dst (which may be x):
+// the same bits, the four sums added in step (four chains of additions at a time, each in its row's
+// order) where one row's sum waited on each addition in turn.
+func softmaxRows4(dst, x []float32, n int) {
+	d0, d1, d2, d3 := dst[:n], dst[n:2*n], dst[2*n:3*n], dst[3*n:4*n]
+	expRow(d0, x[:n])
+	expRow(d1, x[n:2*n])
+	expRow(d2, x[2*n:3*n])
+	expRow(d3, x[3*n:4*n])
+	var s0, s1, s2, s3 float32
+	for j := range d0 {
+		s0 += d0[j]
+		s1 += d1[j]
+		s2 += d2[j]
+		s3 += d3[j]
+	}
+	scaleBy(d0, 1/s0)
+	scaleBy(d1, 1/s1)
+	scaleBy(d2, 1/s2)
+	scaleBy(d3, 1/s3)
+}
+
+// expNormalize sets dst to exp(row - m) scaled to sum to 1, m the row's maximum, known: every
+// exponential computed, summed in order.
+func expNormalize(dst, row []float32, m float32) {
+	fastexp.Shifted(dst, row, m, false)
+	var s float32
+	for _, e := range dst {
+		s += e
+	}
+	scaleBy(dst, 1/s)
+}
+
+// expRow sets dst to exp(row - m), m the row's maximum (NaN ignored). It computes the exponentials of
+// the runs of entries not more than expZeroMargin below m only (a row masked by an input, such as the
+// decoder's over its key/value cache, is mostly -65504): exp32 is exactly +0 for the others, which are
+// written as +0; an unmasked row is one run. A sum of the result in order is then the sum of the runs' in
+// order (s + 0 = s; s starts at +0 and the terms are not negative, so it is never -0), and the caller's
+// scaling reaches the zeros too, so that a NaN or infinite reciprocal does.
+func expRow(dst, row []float32) {
+	m := float32(math.Inf(-1))
 	for _, v := range row {
 		if v > m {
 			m = v
 		}
-		if v < lo {
-			lo = v
-		}
 	}
-	if lo-m < -expZeroMargin {
-		expNormalizeRuns(dst, row, m)
-		return
-	}
-	expNormalize(dst, row, m)
-}
-
-// expNormalizeRuns is expNormalize with the same bits, computing the exponentials of the runs of
-// entries that are not more than expZeroMargin below m only: exp32 is exactly +0 for the others, so
-// they are written as +0, and the sum, in the same order without them, is unchanged (s + 0 = s, NaN
-// and inf included). The last pass scales every entry as expNormalize does, so that a NaN or infinite
-// reciprocal reaches the zeros too.
-func expNormalizeRuns(dst, row []float32, m float32) {
-	dst = dst[:len(row)]
-	var s float32
 	for i := 0; i < len(row); {
 		if row[i]-m < -expZeroMargin {
 			dst[i] = 0
@@ -263,23 +299,8 @@ func expNormalizeRuns(dst, row []float32, m float32) {
 			j++
 		}
 		fastexp.Shifted(dst[i:j], row[i:j], m, false)
-		for _, e := range dst[i:j] {
-			s += e
-		}
 		i = j
 	}
-	scaleBy(dst, 1/s)
-}
-
-// expNormalize sets dst to exp(row - m) scaled to sum to 1: softmaxRow once m, the row's maximum, is
-// known.
-func expNormalize(dst, row []float32, m float32) {
-	fastexp.Shifted(dst, row, m, false)
-	var s float32
-	for _, e := range dst {
-		s += e
-	}
-	scaleBy(dst, 1/s)
 }
 
 // scaleBy multiplies dst by s in place, eight lanes at a time where the vector code runs (the same

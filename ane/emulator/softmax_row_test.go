@@ -94,3 +94,41 @@ func TestSoftmaxRowSkipsOnlyExactZeros(t *testing.T) {
 		t.Fatalf("only %d of 3000 rows took the skipping path", skipped)
 	}
 }
+
+// softmaxRows4, four rows' sums in step, gives softmaxRow's bits row by row, on rows of the kinds
+// above side by side (one masked in runs, one at random, one with specials, one all masked), in place too.
+func TestSoftmaxRows4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 500; trial++ {
+		n := 1 + rng.IntN(300)
+		x := make([]float32, 4*n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 4)
+		}
+		for i := 0; i < n; i++ {
+			if i > n/2 && i != n-1 {
+				x[i] = -65504 // row 0: a kept prefix, a masked run, the last kept
+			}
+			if rng.IntN(2) == 0 {
+				x[n+i] = []float32{-65504, float32(math.Inf(-1)), x[n+i] - 200}[rng.IntN(3)] // row 1: masked at random
+			}
+			x[3*n+i] = -65504 // row 3: all masked
+		}
+		x[2*n+rng.IntN(n)] = []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}[rng.IntN(3)] // row 2
+		want := make([]float32, 4*n)
+		for r := range 4 {
+			softmaxRow(want[r*n:(r+1)*n], x[r*n:(r+1)*n])
+		}
+		got := make([]float32, 4*n)
+		softmaxRows4(got, x, n)
+		inPlace := append([]float32(nil), x...)
+		softmaxRows4(inPlace, inPlace, n)
+		for i := range want {
+			for _, g := range []float32{got[i], inPlace[i]} {
+				if math.Float32bits(g) != math.Float32bits(want[i]) && !(g != g && want[i] != want[i]) {
+					t.Fatalf("trial %d, n %d, row %d, entry %d: %v, want %v", trial, n, i/n, i%n, g, want[i])
+				}
+			}
+		}
+	}
+}
