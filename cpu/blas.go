@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/anestar/anestar/internal/vec"
 )
 
 // BLAS is one implementation of the BLAS routines the host math needs.
@@ -96,6 +98,10 @@ func (l *library) gemm(caller string, mode splitMode, transA, transB bool, m, n,
 	}
 	if m*n*k <= tinyMACs {
 		referenceSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return nil
+	}
+	if m <= fewRows && !transB && alpha == 1 && beta == 0 && n >= 8 && vec.Has() {
+		fewRowsSgemm(transA, m, n, k, a, lda, b, ldb, c, ldc)
 		return nil
 	}
 	if !l.goSplit.Load() {

@@ -47,6 +47,21 @@ func VS(op Op, dst, a []float32, s float32) int {
 	return n
 }
 
+// RowsAxpy sets dst[i] = the sum over j < len(x) of x[j]*b[j*ldb+i] over the longest prefix of whole
+// blocks of eight of dst, and returns its length: each product rounded to float32, then added to the sum
+// in j's order from +0, the order of the scalar loop "s = s + float32(x[j]*b[j*ldb+i])" (a row of a
+// product x·B, B row-major with leading dimension ldb). 0 where there is no vector code, x is empty or
+// dst shorter than 8. b holds at least (len(x)-1)*ldb + len(dst) values.
+func RowsAxpy(dst, x, b []float32, ldb int) int {
+	n, k := len(dst)&^7, len(x)
+	if !Has() || n == 0 || k == 0 {
+		return 0
+	}
+	_ = b[(k-1)*ldb+n-1]
+	rowsAxpy(&dst[0], &x[0], &b[0], k, ldb, n)
+	return n
+}
+
 // usable reports whether the vector code runs op here.
 func usable(op Op) bool {
 	if op >= Round {

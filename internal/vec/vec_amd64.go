@@ -14,6 +14,12 @@ func vvAVX2(op Op, dst, a, b *float32, n int)
 //go:noescape
 func vsAVX2(op Op, dst, a *float32, s float32, n int)
 
+// rowsAxpyAVX2 computes dst[i] = sum over j < k of x[j]*b[j*ldb+i] for i < n, n a multiple of 8 (see
+// RowsAxpy).
+//
+//go:noescape
+func rowsAxpyAVX2(dst, x, b *float32, k, ldb, n int)
+
 var (
 	hasVec      = cpuid.HasAVX2()
 	hasRoundVec = hasVec && cpuid.HasF16C()
@@ -28,3 +34,5 @@ func HasRound() bool { return hasRoundVec }
 func vv(op Op, dst, a, b *float32, n int) { vvAVX2(op, dst, a, b, n) }
 
 func vs(op Op, dst, a *float32, s float32, n int) { vsAVX2(op, dst, a, s, n) }
+
+func rowsAxpy(dst, x, b *float32, k, ldb, n int) { rowsAxpyAVX2(dst, x, b, k, ldb, n) }

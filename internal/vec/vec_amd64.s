@@ -116,3 +116,77 @@ TEXT ·vsAVX2(SB), NOSPLIT, $0-40
 vsdone:
 	VZEROUPPER
 	RET
+
+// func rowsAxpyAVX2(dst, x, b *float32, k, ldb, n int)
+// dst[i] = sum over j < k of x[j]*b[j*ldb+i] for i < n (a multiple of 8): each product rounded, then
+// added to the sum in j's order from +0, 32 lanes at a time while 32 are left, then 8.
+TEXT ·rowsAxpyAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ k+24(FP), CX
+	MOVQ ldb+32(FP), R8
+	MOVQ n+40(FP), R9
+	SHLQ $2, R8
+	XORQ AX, AX
+
+ra32:
+	LEAQ 32(AX), R11
+	CMPQ R11, R9
+	JGT  ra8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	LEAQ (DX)(AX*4), R10
+	XORQ BX, BX
+
+ra32loop:
+	CMPQ         BX, CX
+	JGE          ra32store
+	VBROADCASTSS (SI)(BX*4), Y4
+	VMULPS       (R10), Y4, Y5
+	VADDPS       Y5, Y0, Y0
+	VMULPS       32(R10), Y4, Y6
+	VADDPS       Y6, Y1, Y1
+	VMULPS       64(R10), Y4, Y7
+	VADDPS       Y7, Y2, Y2
+	VMULPS       96(R10), Y4, Y8
+	VADDPS       Y8, Y3, Y3
+	ADDQ         R8, R10
+	INCQ         BX
+	JMP          ra32loop
+
+ra32store:
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ    $32, AX
+	JMP     ra32
+
+ra8:
+	CMPQ   AX, R9
+	JGE    radone
+	VXORPS Y0, Y0, Y0
+	LEAQ   (DX)(AX*4), R10
+	XORQ   BX, BX
+
+ra8loop:
+	CMPQ         BX, CX
+	JGE          ra8store
+	VBROADCASTSS (SI)(BX*4), Y4
+	VMULPS       (R10), Y4, Y5
+	VADDPS       Y5, Y0, Y0
+	ADDQ         R8, R10
+	INCQ         BX
+	JMP          ra8loop
+
+ra8store:
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	JMP     ra8
+
+radone:
+	VZEROUPPER
+	RET

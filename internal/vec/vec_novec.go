@@ -13,3 +13,5 @@ func HasRound() bool { return false }
 func vv(op Op, dst, a, b *float32, n int) {}
 
 func vs(op Op, dst, a *float32, s float32, n int) {}
+
+func rowsAxpy(dst, x, b *float32, k, ldb, n int) {}

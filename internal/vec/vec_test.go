@@ -89,3 +89,60 @@ func TestVectorBits(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsAxpyBits: RowsAxpy gives the scalar loop's bits (NaN as NaN) on the prefix it reports, the
+// longest whole number of blocks of eight, for the 32-lane and 8-lane paths, leading dimensions past
+// the row, one term or many, over infinities, signed zeros, subnormals and NaN; nothing past the prefix.
+func TestRowsAxpyBits(t *testing.T) {
+	if !Has() {
+		t.Skip("no vector code on this machine")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.NaN()), 1e-40, -3e-39, 65504, 1}
+	val := func() float32 {
+		if r.IntN(8) == 0 {
+			return special[r.IntN(len(special))]
+		}
+		return float32(r.NormFloat64() * 10)
+	}
+	same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }
+	for _, n := range []int{7, 8, 31, 32, 40, 64, 100, 129} {
+		for _, k := range []int{1, 2, 8, 33} {
+			ldb := n + r.IntN(5)
+			x, b := make([]float32, k), make([]float32, (k-1)*ldb+n)
+			for i := range x {
+				x[i] = val()
+			}
+			for i := range b {
+				b[i] = val()
+			}
+			if k == 2 && n == 32 { // a sum of -0 terms stays +0 (it starts at +0), as the loop's
+				x[0], x[1], b[0], b[ldb] = -1, 1, 0, float32(math.Copysign(0, -1))
+			}
+			dst := make([]float32, n)
+			for i := range dst {
+				dst[i] = 42
+			}
+			done := RowsAxpy(dst, x, b, ldb)
+			if done != n&^7 {
+				t.Fatalf("n %d, k %d: %d lanes done, want %d", n, k, done, n&^7)
+			}
+			for i := range n {
+				if i >= done {
+					if dst[i] != 42 {
+						t.Fatalf("n %d, k %d: lane %d past the prefix written", n, k, i)
+					}
+					continue
+				}
+				var s float32
+				for j := range k {
+					s = s + float32(x[j]*b[j*ldb+i])
+				}
+				if !same(dst[i], s) {
+					t.Fatalf("n %d, k %d, ldb %d: lane %d = %v (%#x), the loop's %v (%#x)", n, k, ldb, i, dst[i], math.Float32bits(dst[i]), s, math.Float32bits(s))
+				}
+			}
+		}
+	}
+}

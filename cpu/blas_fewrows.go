@@ -1,0 +1,39 @@
+package cpu
+
+import "github.com/anestar/anestar/internal/vec"
+
+// fewRows is the most rows of C that a product with B not transposed runs as rows of the fixed-order
+// loop on the vector code (fewRowsSgemm) instead of the library: a token's attention in generation
+// has products of 2 rows (a kv head's queries) by 8 (the head's size) against a cache of up to seq
+// columns, where a library call cost about four times the loop. The bits are the fixed-order loop's
+// (referenceSgemm's) on every machine and library.
+const fewRows = 4
+
+// fewRowsSgemm is C = op(A) B for m <= fewRows rows, alpha 1 and beta 0: each row of C the sum over
+// p of op(A)'s row element p times B's row p, in p's order, eight columns at a time (vec.RowsAxpy),
+// the columns past the last whole eight by the same loop in Go.
+func fewRowsSgemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	var buf [64]float32
+	for i := range m {
+		var x []float32
+		if !transA {
+			x = a[i*lda : i*lda+k]
+		} else { // row i of op(A) is column i of the stored k x m A
+			x = buf[:0]
+			if k > len(buf) {
+				x = make([]float32, 0, k)
+			}
+			for p := range k {
+				x = append(x, a[p*lda+i])
+			}
+		}
+		row := c[i*ldc : i*ldc+n]
+		for j := vec.RowsAxpy(row, x, b, ldb); j < n; j++ {
+			var s float32
+			for p := range k {
+				s = s + float32(x[p]*b[p*ldb+j])
+			}
+			row[j] = s
+		}
+	}
+}
