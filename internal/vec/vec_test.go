@@ -15,15 +15,7 @@ func TestVectorBits(t *testing.T) {
 	if !Has() {
 		t.Skip("no vector code on this machine")
 	}
-	r := rand.New(rand.NewPCG(3, 4))
-	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
-		float32(math.NaN()), 1e-40, -3e-39, 65504, 1}
-	val := func() float32 {
-		if r.IntN(6) == 0 {
-			return special[r.IntN(len(special))]
-		}
-		return float32(r.NormFloat64() * 100)
-	}
+	val := testValues(rand.New(rand.NewPCG(3, 4)), 100, 6)
 	scalar := func(op Op, a, b float32) float32 {
 		switch op % Round {
 		case Add:
@@ -98,14 +90,7 @@ func TestRowsAxpyBits(t *testing.T) {
 		t.Skip("no vector code on this machine")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
-		float32(math.NaN()), 1e-40, -3e-39, 65504, 1}
-	val := func() float32 {
-		if r.IntN(8) == 0 {
-			return special[r.IntN(len(special))]
-		}
-		return float32(r.NormFloat64() * 10)
-	}
+	val := testValues(r, 10, 8)
 	same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }
 	for _, n := range []int{7, 8, 31, 32, 40, 64, 100, 129} {
 		for _, k := range []int{1, 2, 8, 33} {
@@ -144,5 +129,18 @@ func TestRowsAxpyBits(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// testValues returns a source of test values: normal ones of the given scale, and one in every a
+// special (signed zeros, infinities, NaN, subnormals, fp16's largest, 1).
+func testValues(r *rand.Rand, scale float64, every int) func() float32 {
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.NaN()), 1e-40, -3e-39, 65504, 1}
+	return func() float32 {
+		if r.IntN(every) == 0 {
+			return special[r.IntN(len(special))]
+		}
+		return float32(r.NormFloat64() * scale)
 	}
 }
