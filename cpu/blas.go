@@ -100,7 +100,7 @@ func (l *library) gemm(caller string, mode splitMode, transA, transB bool, m, n,
 		referenceSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return nil
 	}
-	if m <= fewRows && !transB && alpha == 1 && beta == 0 && n >= 8 && vec.Has() {
+	if m <= fewRows && !transB && alpha == 1 && beta == 0 && n >= 8 && n*k <= fewRowsB && vec.Has() {
 		fewRowsSgemm(transA, m, n, k, a, lda, b, ldb, c, ldc)
 		return nil
 	}

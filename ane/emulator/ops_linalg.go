@@ -244,6 +244,10 @@ func (c *compiler) weightedArgs(op *mil.Op) (x, w, bias, out *tensor, err error)
 	return x, w, bias, out, nil
 }
 
+// oneColumnWeights is the most weights a pointwise conv over one column keeps transposed (convOp):
+// cpu's few-rows product, which it then runs, suits a matrix that stays in cache.
+const oneColumnWeights = 1 << 16
+
 // linearOp builds linear: x @ weight^T + bias over x's last dim, one sgemm.
 func linearOp(c *compiler, op *mil.Op) (step, error) {
 	x, w, bias, out, err := c.weightedArgs(op)
@@ -336,6 +340,20 @@ func convOp(c *compiler, op *mil.Op) (step, error) {
 	pointwise := ksz == 1 && g == 1
 	for s := 0; s < nsp; s++ {
 		pointwise = pointwise && p.Strides[s] == 1 && p.PadBegin[s] == 0 && p.PadEnd[s] == 0
+	}
+	if pointwise && batch == 1 && outSp == 1 && bias == nil && c.constT[w.name] == w && cout*cin <= oneColumnWeights {
+		// One column (a token's, in generation): x^T W^T, its one row against W transposed once here,
+		// which the cpu package runs as the fixed-order loop over B's rows (a gemv's dot products do
+		// not vectorise in that order)
+		wt := make([]float32, cin*cout)
+		for co := range cout {
+			for ci := range cin {
+				wt[ci*cout+co] = wd[co*cin+ci]
+			}
+		}
+		return step{outs: []*tensor{out}, flops: flops, run: func() error {
+			return gemm(false, false, 1, cout, cin, 1, xd, max(cin, 1), wt, cout, 0, od, cout)
+		}}, nil
 	}
 	if pointwise {
 		return step{outs: []*tensor{out}, flops: flops, run: func() error {
