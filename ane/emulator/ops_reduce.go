@@ -275,19 +275,15 @@ func expNormalize(dst, row []float32, m float32) {
 	scaleBy(dst, 1/s)
 }
 
-// expRow sets dst to exp(row - m), m the row's maximum (NaN ignored). It computes the exponentials of
+// expRow sets dst to exp(row - m), m the row's maximum (NaN ignored; vec.Max, whose zero's sign does
+// not matter: v - 0 and v + 0 are v but for a zero v, whose exponential is 1 either way). It computes the exponentials of
 // the runs of entries not more than expZeroMargin below m only (a row masked by an input, such as the
 // decoder's over its key/value cache, is mostly -65504): exp32 is exactly +0 for the others, which are
 // written as +0; an unmasked row is one run. A sum of the result in order is then the sum of the runs' in
 // order (s + 0 = s; s starts at +0 and the terms are not negative, so it is never -0), and the caller's
 // scaling reaches the zeros too, so that a NaN or infinite reciprocal does.
 func expRow(dst, row []float32) {
-	m := float32(math.Inf(-1))
-	for _, v := range row {
-		if v > m {
-			m = v
-		}
-	}
+	m := vec.Max(row)
 	for i := 0; i < len(row); {
 		if row[i]-m < -expZeroMargin {
 			dst[i] = 0

@@ -5,6 +5,8 @@
 // serves the emulator's elementwise ops and the host's tensor arithmetic.
 package vec
 
+import "math"
+
 // Op is an operation of the vector code: its values are the assembly's dispatch codes.
 type Op int
 
@@ -60,6 +62,22 @@ func RowsAxpy(dst, x, b []float32, ldb int) int {
 	_ = b[(k-1)*ldb+n-1]
 	rowsAxpy(&dst[0], &x[0], &b[0], k, ldb, n)
 	return n
+}
+
+// Max returns the largest of a, NaN entries ignored, -inf for none: the loop "if v > m { m = v }" from
+// m = -inf, but for the sign of a zero maximum (-0 and +0 compare equal; which one the lanes keep
+// depends on where they lie). Eight lanes at a time where the vector code runs.
+func Max(a []float32) float32 {
+	m, i := float32(math.Inf(-1)), 0
+	if n := len(a) &^ 7; Has() && n >= MinRun {
+		m, i = maxOf(&a[0], n, m), n
+	}
+	for _, v := range a[i:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
 }
 
 // usable reports whether the vector code runs op here.

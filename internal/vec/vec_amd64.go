@@ -20,6 +20,11 @@ func vsAVX2(op Op, dst, a *float32, s float32, n int)
 //go:noescape
 func rowsAxpyAVX2(dst, x, b *float32, k, ldb, n int)
 
+// maxAVX2 returns the largest of m and a[0..n), n a multiple of 8, NaN entries ignored (see Max).
+//
+//go:noescape
+func maxAVX2(a *float32, n int, m float32) float32
+
 var (
 	hasVec      = cpuid.HasAVX2()
 	hasRoundVec = hasVec && cpuid.HasF16C()
@@ -36,3 +41,5 @@ func vv(op Op, dst, a, b *float32, n int) { vvAVX2(op, dst, a, b, n) }
 func vs(op Op, dst, a *float32, s float32, n int) { vsAVX2(op, dst, a, s, n) }
 
 func rowsAxpy(dst, x, b *float32, k, ldb, n int) { rowsAxpyAVX2(dst, x, b, k, ldb, n) }
+
+func maxOf(a *float32, n int, m float32) float32 { return maxAVX2(a, n, m) }

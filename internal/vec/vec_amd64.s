@@ -190,3 +190,42 @@ ra8store:
 radone:
 	VZEROUPPER
 	RET
+
+// func maxAVX2(a *float32, n int, m float32) float32
+// The largest of m and a[0..n) (n a multiple of 8), NaN entries ignored: each lane keeps max(a, lane)
+// with the lane as VMAXPS's second source, which it returns when a is NaN or equal.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-28
+	MOVQ         a+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y0
+	VMOVAPS      Y0, Y1
+	XORQ         AX, AX
+
+mx16:
+	LEAQ    16(AX), R11
+	CMPQ    R11, CX
+	JGT     mx8
+	VMOVUPS (SI)(AX*4), Y2
+	VMOVUPS 32(SI)(AX*4), Y3
+	VMAXPS  Y0, Y2, Y0
+	VMAXPS  Y1, Y3, Y1
+	ADDQ    $16, AX
+	JMP     mx16
+
+mx8:
+	CMPQ    AX, CX
+	JGE     mxred
+	VMOVUPS (SI)(AX*4), Y2
+	VMAXPS  Y0, Y2, Y0
+
+mxred:
+	VMAXPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET

@@ -15,3 +15,5 @@ func vv(op Op, dst, a, b *float32, n int) {}
 func vs(op Op, dst, a *float32, s float32, n int) {}
 
 func rowsAxpy(dst, x, b *float32, k, ldb, n int) {}
+
+func maxOf(a *float32, n int, m float32) float32 { return m }

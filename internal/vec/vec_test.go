@@ -144,3 +144,29 @@ func testValues(r *rand.Rand, scale float64, every int) func() float32 {
 		return float32(r.NormFloat64() * scale)
 	}
 }
+
+// TestMax: Max equals the scalar loop's maximum (NaN ignored; a zero's sign aside) over rows of every
+// length around the vector blocks, with NaN, infinities, signed zeros, all-NaN and all-masked rows.
+func TestMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	val := testValues(r, 50, 5)
+	for trial := range 2000 {
+		n := r.IntN(300)
+		a := make([]float32, n)
+		for i := range a {
+			a[i] = val()
+			if trial%7 == 0 {
+				a[i] = []float32{float32(math.NaN()), -65504}[trial%2]
+			}
+		}
+		want := float32(math.Inf(-1))
+		for _, v := range a {
+			if v > want {
+				want = v
+			}
+		}
+		if got := Max(a); got != want {
+			t.Fatalf("n %d: Max = %v, the loop's %v", n, got, want)
+		}
+	}
+}
