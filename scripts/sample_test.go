@@ -108,6 +108,9 @@ func TestLlama2LogitsAgainstPyTorch(t *testing.T) {
 				if res.Globals["restaged_equal"] != starlark.True {
 					t.Error("after stage() with new weights the decoder's logits differ from a fresh decoder's")
 				}
+				if res.Globals["appended_equal"] != starlark.True || res.Globals["appended_slid_equal"] != starlark.True {
+					t.Errorf("append's logits differ from next_logits' (token by token %s, past seq %s)", res.Globals["appended_equal"], res.Globals["appended_slid_equal"])
+				}
 			}
 			want := readNpy(t, filepath.Join(llama2Dir, c.logits))
 			vocab := len(want) / len(e.Tokens)
