@@ -78,9 +78,6 @@ func (s *Surface) readLinear(k int, dst []float32) error {
 // one access (a column of a packed surface is a channel's worth of one-element runs: an access for each
 // cost more than the writes).
 func (s *Surface) flatWriteRegion(ch, nch, col, ncol int, src []float32, transposed bool) error {
-	if ncol == 1 { // a column (a token's, in generation): one element per channel, converted together
-		return s.access(false, func(b []byte) { s.columnWrite(b, ch, nch, col, src) })
-	}
 	row := src
 	if transposed {
 		row = make([]float32, ncol)
@@ -100,8 +97,9 @@ func (s *Surface) flatWriteRegion(ch, nch, col, ncol int, src []float32, transpo
 	})
 }
 
-// columnWrite stores src[c] at channel ch+c, column col, for c < nch (in b, the surface's memory):
-// converted a chunk at a time, then placed element by element, where runs took a closure call each.
+// columnWrite stores src[c] at channel ch+c, column col, for c < nch (in b, the surface's memory), in a
+// window or a flattened view: converted a chunk at a time, then placed element by element, where a
+// conversion call per element (or a run's closure call, flattened) cost more than the values.
 func (s *Surface) columnWrite(b []byte, ch, nch, col int, src []float32) {
 	es := s.ElemSize()
 	var tmp [columnChunk * 4]byte
@@ -132,9 +130,6 @@ func (s *Surface) columnRead(b []byte, ch, nch, col int, dst []float32) {
 // flatReadRegion is ReadRegion on a flattened view, under one access as flatWriteRegion.
 func (s *Surface) flatReadRegion(ch, nch, col, ncol int, dst []float32) error {
 	es := s.ElemSize()
-	if ncol == 1 {
-		return s.access(true, func(b []byte) { s.columnRead(b, ch, nch, col, dst) })
-	}
 	return s.access(true, func(b []byte) {
 		for c := range nch {
 			d := dst[c*ncol : (c+1)*ncol]

@@ -145,6 +145,9 @@ func (s *Surface) WriteRegion(ch, nch, col, ncol int, src []float32, transposed 
 	if len(src) != nch*ncol {
 		return fmt.Errorf("surface %q: write of region %dx%d needs %d values, got %d", s.name, nch, ncol, nch*ncol, len(src))
 	}
+	if ncol == 1 { // a column (a token's, in generation): its values converted together, placed by offset
+		return s.access(false, func(b []byte) { s.columnWrite(b, ch, nch, col, src) })
+	}
 	if s.flat > 0 {
 		return s.flatWriteRegion(ch, nch, col, ncol, src, transposed)
 	}
@@ -185,6 +188,9 @@ func (s *Surface) ReadRegion(ch, nch, col, ncol int, dst []float32) error {
 	}
 	if len(dst) != nch*ncol {
 		return fmt.Errorf("surface %q: read of region %dx%d needs room for %d values, got %d", s.name, nch, ncol, nch*ncol, len(dst))
+	}
+	if ncol == 1 {
+		return s.access(true, func(b []byte) { s.columnRead(b, ch, nch, col, dst) })
 	}
 	if s.flat > 0 {
 		return s.flatReadRegion(ch, nch, col, ncol, dst)

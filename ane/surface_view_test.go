@@ -235,6 +235,38 @@ func TestFlatView(t *testing.T) {
 			t.Errorf("%s: a flattened part past the columns: no error", dt)
 		}
 		flatColumns(t, dt, v)
+		windowColumns(t, dt)
+	}
+}
+
+// windowColumns: a column written to and read from a window of a packed surface lands in its places
+// and nowhere else.
+func windowColumns(t *testing.T, dt mil.DType) {
+	t.Helper()
+	parent, _ := NewHeapSurface("packed", mil.Tensor(dt, 1, 6, 1, 20))
+	w, err := NewView(parent, "w", []int{1, 4, 1, 5}, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteRegion(0, 4, 3, 1, []float32{1, 2, 3, 4}, true); err != nil {
+		t.Fatal(err)
+	}
+	all := make([]float32, 120)
+	parent.ReadChannels(0, 6, all)
+	for r := range 6 {
+		for c := range 20 {
+			want := float32(0)
+			if r >= 1 && r < 5 && c == 10 {
+				want = float32(r)
+			}
+			if all[r*20+c] != want {
+				t.Fatalf("%s: packed [%d, %d] = %g, want %g", dt, r, c, all[r*20+c], want)
+			}
+		}
+	}
+	got := make([]float32, 3)
+	if err := w.ReadRegion(1, 3, 3, 1, got); err != nil || !slices.Equal(got, []float32{2, 3, 4}) {
+		t.Errorf("%s: column read %v, %v", dt, got, err)
 	}
 }
 
