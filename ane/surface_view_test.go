@@ -1,6 +1,7 @@
 package ane
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -251,19 +252,12 @@ func windowColumns(t *testing.T, dt mil.DType) {
 	if err := w.WriteRegion(0, 4, 3, 1, []float32{1, 2, 3, 4}, true); err != nil {
 		t.Fatal(err)
 	}
-	all := make([]float32, 120)
-	parent.ReadChannels(0, 6, all)
-	for r := range 6 {
-		for c := range 20 {
-			want := float32(0)
-			if r >= 1 && r < 5 && c == 10 {
-				want = float32(r)
-			}
-			if all[r*20+c] != want {
-				t.Fatalf("%s: packed [%d, %d] = %g, want %g", dt, r, c, all[r*20+c], want)
-			}
+	checkGrid(t, dt.String()+": packed", parent, func(r, c int) float32 {
+		if r >= 1 && r < 5 && c == 10 {
+			return float32(r)
 		}
-	}
+		return 0
+	})
 	got := make([]float32, 3)
 	if err := w.ReadRegion(1, 3, 3, 1, got); err != nil || !slices.Equal(got, []float32{2, 3, 4}) {
 		t.Errorf("%s: column read %v, %v", dt, got, err)
@@ -311,19 +305,12 @@ func flatColumns(t *testing.T, dt mil.DType, v *Surface) {
 		if err := w.CopyRegion(2, 3, v, 1, 4, 6, 1); err != nil {
 			t.Fatal(err)
 		}
-		out := make([]float32, 70)
-		w.ReadChannels(0, 10, out)
-		for c := range 10 {
-			for j := range 7 {
-				want := float32(0)
-				if j == 3 && c >= 2 && c < 8 {
-					want = all[(c-1)*6+4]
-				}
-				if out[c*7+j] != want {
-					t.Fatalf("%s to %s: w [%d, %d] = %g, want %g", dt, odt, c, j, out[c*7+j], want)
-				}
+		checkGrid(t, fmt.Sprintf("%s to %s: w", dt, odt), w, func(c, j int) float32 {
+			if j == 3 && c >= 2 && c < 8 {
+				return all[(c-1)*6+4]
 			}
-		}
+			return 0
+		})
 		if err := v.CopyRegion(0, 0, w, 2, 3, 6, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -332,5 +319,21 @@ func flatColumns(t *testing.T, dt mil.DType, v *Surface) {
 			t.Errorf("%s from %s: v's column 0 %v, want %v", dt, odt, one, want)
 		}
 		v.WriteChannels(0, 8, all)
+	}
+}
+
+// checkGrid fails unless every value of s, channel r and column c, is want(r, c).
+func checkGrid(t *testing.T, what string, s *Surface, want func(r, c int) float32) {
+	t.Helper()
+	got := make([]float32, s.Channels()*s.Spatial())
+	if err := s.ReadChannels(0, s.Channels(), got); err != nil {
+		t.Fatal(err)
+	}
+	for r := range s.Channels() {
+		for c := range s.Spatial() {
+			if w := want(r, c); got[r*s.Spatial()+c] != w {
+				t.Fatalf("%s [%d, %d] = %g, want %g", what, r, c, got[r*s.Spatial()+c], w)
+			}
+		}
 	}
 }
