@@ -33,10 +33,7 @@ func NewFlatView(parent *Surface, name string, shape []int, channel, column, row
 // in row-major order: mem the run's element offset in memory, i its first element's index in [0, n),
 // m its length.
 func (s *Surface) runs(k, n int, fn func(mem, i, m int)) {
-	row := s.spatial // elements per memory row
-	if s.flat > 0 {
-		row = s.flat
-	}
+	row := s.rowLen()
 	for i := 0; i < n; {
 		r, c := (k+i)/row, (k+i)%row
 		m := min(n-i, row-c)
@@ -45,17 +42,22 @@ func (s *Surface) runs(k, n int, fn func(mem, i, m int)) {
 	}
 }
 
+// rowLen is the number of the surface's elements in one memory row: a channel's, or a flattened
+// view's block width.
+func (s *Surface) rowLen() int {
+	if s.flat > 0 {
+		return s.flat
+	}
+	return s.spatial
+}
+
 // at is the memory element offset of the surface's element k (row-major), as runs gives it.
 func (s *Surface) at(k int) int {
-	row := s.spatial
-	if s.flat > 0 {
-		row = s.flat
-	}
+	row := s.rowLen()
 	return s.base + k/row*s.pitch + k%row
 }
 
-// columnChunk is how many values of a one-column region flatWriteRegion and flatReadRegion convert at
-// once.
+// columnChunk is how many values of a one-column region columnWrite and columnRead convert at once.
 const columnChunk = 256
 
 // writeLinear stores src at the surface's elements [k, k+len(src)) in row-major order.

@@ -14,11 +14,12 @@ const fewRows = 4
 // not a large one (a 1536 x 288 matrix took 1.4x the library's time).
 const fewRowsB = 1 << 16
 
-// fewRowsSgemm is C = op(A) B for m <= fewRows rows, alpha 1 and beta 0: each row of C the sum over
-// p of op(A)'s row element p times B's row p, in p's order, eight columns at a time (vec.RowsAxpy),
-// the columns past the last whole eight by the same loop in Go.
+// fewRowsSgemm is C = op(A) B for m <= fewRows rows, alpha 1 and beta 0, n >= 8 and the vector code
+// present: each row of C the sum over p of op(A)'s row element p times B's row p, in p's order, eight
+// columns at a time (vec.RowsAxpy), the columns past the last whole eight by referenceSgemm.
 func fewRowsSgemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	var buf [64]float32
+	done := n &^ 7
 	for i := range m {
 		var x []float32
 		if !transA {
@@ -32,13 +33,9 @@ func fewRowsSgemm(transA bool, m, n, k int, a []float32, lda int, b []float32, l
 				x = append(x, a[p*lda+i])
 			}
 		}
-		row := c[i*ldc : i*ldc+n]
-		for j := vec.RowsAxpy(row, x, b, ldb); j < n; j++ {
-			var s float32
-			for p := range k {
-				s = s + float32(x[p]*b[p*ldb+j])
-			}
-			row[j] = s
-		}
+		vec.RowsAxpy(c[i*ldc:i*ldc+done], x, b, ldb)
+	}
+	if done < n {
+		referenceSgemm(transA, false, m, n-done, k, 1, a, lda, b[done:], ldb, 0, c[done:], ldc)
 	}
 }
