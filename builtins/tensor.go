@@ -46,8 +46,10 @@ func NewTensor(shape ...int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := memlimit.Check(4*uint64(n), "tensor "+shapeString(shape)); err != nil {
-		return nil, err
+	if 4*uint64(n) >= memlimit.Small { // the name is built only where it may be needed
+		if err := memlimit.Check(4*uint64(n), "tensor "+shapeString(shape)); err != nil {
+			return nil, err
+		}
 	}
 	return &Tensor{shape: append([]int(nil), shape...), data: make([]float32, n), st: new(storage)}, nil
 }
