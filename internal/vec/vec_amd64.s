@@ -119,7 +119,7 @@ vsdone:
 
 // func rowsAxpyAVX2(dst, x, b *float32, k, ldb, n int)
 // dst[i] = sum over j < k of x[j]*b[j*ldb+i] for i < n (a multiple of 8): each product rounded, then
-// added to the sum in j's order from +0, 32 lanes at a time while 32 are left, then 8.
+// added to the sum in j's order from +0, 64 lanes at a time while 64 are left, then 32, then 8.
 TEXT ·rowsAxpyAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -129,6 +129,59 @@ TEXT ·rowsAxpyAVX2(SB), NOSPLIT, $0-48
 	MOVQ n+40(FP), R9
 	SHLQ $2, R8
 	XORQ AX, AX
+
+	// 64 lanes a block: eight sums in flight hide the adds' latency (each sum's terms are added in
+	// j's order, one after another, so fewer sums leave the adder waiting)
+ra64:
+	LEAQ 64(AX), R11
+	CMPQ R11, R9
+	JGT  ra32
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	LEAQ (DX)(AX*4), R10
+	XORQ BX, BX
+
+ra64loop:
+	CMPQ         BX, CX
+	JGE          ra64store
+	VBROADCASTSS (SI)(BX*4), Y8
+	VMULPS       (R10), Y8, Y9
+	VADDPS       Y9, Y0, Y0
+	VMULPS       32(R10), Y8, Y10
+	VADDPS       Y10, Y1, Y1
+	VMULPS       64(R10), Y8, Y11
+	VADDPS       Y11, Y2, Y2
+	VMULPS       96(R10), Y8, Y12
+	VADDPS       Y12, Y3, Y3
+	VMULPS       128(R10), Y8, Y13
+	VADDPS       Y13, Y4, Y4
+	VMULPS       160(R10), Y8, Y14
+	VADDPS       Y14, Y5, Y5
+	VMULPS       192(R10), Y8, Y15
+	VADDPS       Y15, Y6, Y6
+	VMULPS       224(R10), Y8, Y9
+	VADDPS       Y9, Y7, Y7
+	ADDQ         R8, R10
+	INCQ         BX
+	JMP          ra64loop
+
+ra64store:
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	VMOVUPS Y4, 128(DI)(AX*4)
+	VMOVUPS Y5, 160(DI)(AX*4)
+	VMOVUPS Y6, 192(DI)(AX*4)
+	VMOVUPS Y7, 224(DI)(AX*4)
+	ADDQ    $64, AX
+	JMP     ra64
 
 ra32:
 	LEAQ 32(AX), R11

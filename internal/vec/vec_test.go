@@ -83,7 +83,7 @@ func TestVectorBits(t *testing.T) {
 }
 
 // TestRowsAxpyBits: RowsAxpy gives the scalar loop's bits (NaN as NaN) on the prefix it reports, the
-// longest whole number of blocks of eight, for the 32-lane and 8-lane paths, leading dimensions past
+// longest whole number of blocks of eight, for the 64-, 32- and 8-lane paths, leading dimensions past
 // the row, one term or many, over infinities, signed zeros, subnormals and NaN; nothing past the prefix.
 func TestRowsAxpyBits(t *testing.T) {
 	if !Has() {
@@ -92,7 +92,7 @@ func TestRowsAxpyBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	val := testValues(r, 10, 8)
 	same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }
-	for _, n := range []int{7, 8, 31, 32, 40, 64, 100, 129} {
+	for _, n := range []int{7, 8, 31, 32, 40, 63, 64, 72, 100, 129, 200} {
 		for _, k := range []int{1, 2, 8, 33} {
 			ldb := n + r.IntN(5)
 			x, b := make([]float32, k), make([]float32, (k-1)*ldb+n)
