@@ -168,6 +168,16 @@ func opCases(rng *rand.Rand) []opCase {
 				tensor<fp16, [1, 1, 1, 9]> out = reduce_sum(x=x, axes=ax, keep_dims=kd)[name=string("out")];`,
 			tol: tolerance{abs: 6.0 / 1024, rel: 1.0 / 1024},
 			ref: func(in [][]float64) []float64 { return reduceRef(in[0], []int{1, 6, 1, 9}, []int{1}, "sum") }},
+		{op: "reduce_sum", name: "reduce_sum_last_axis_runs", ins: []tin{fp16In("x", 1, 40, 1, 32)}, lo: -1, hi: 1,
+			// the channels moved last: each sum a contiguous run (the emulator's one-column path)
+			body: `tensor<int32, [4]> pm = const()[name=string("pm"), val=tensor<int32, [4]>([0, 3, 2, 1])];
+				tensor<fp16, [1, 32, 1, 40]> xt = transpose(x=x, perm=pm)[name=string("xt")];
+				tensor<int32, [1]> ax = const()[name=string("ax"), val=tensor<int32, [1]>([3])];
+				bool kd = const()[name=string("kd"), val=bool(true)];
+				tensor<fp16, [1, 32, 1, 1]> s = reduce_sum(x=xt, axes=ax, keep_dims=kd)[name=string("s")];
+				tensor<fp16, [1, 1, 1, 32]> out = transpose(x=s, perm=pm)[name=string("out")];`,
+			tol: tolerance{abs: 40.0 / 1024, rel: 1.0 / 1024},
+			ref: func(in [][]float64) []float64 { return reduceRef(in[0], []int{1, 40, 1, 32}, []int{1}, "sum") }},
 		{op: "reduce_mean", name: "reduce_mean_split_axes", ins: []tin{fp16In("x", 3, 4, 5)}, lo: -1, hi: 1,
 			body: `tensor<int32, [2]> ax = const()[name=string("ax"), val=tensor<int32, [2]>([0, -1])];
 				tensor<fp16, [4]> out = reduce_mean(x=x, axes=ax)[name=string("out")];`,

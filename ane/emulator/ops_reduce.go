@@ -119,15 +119,25 @@ func reduceOp(c *compiler, op *mil.Op) (step, error) {
 		return step{}, opErr(op, "result has shape %v, reducing %v over %v gives %d elements", out.shape, x.shape, axes, outer*inner)
 	}
 	kind := op.Kind
+	isMax := kind == "reduce_max"
 	od := out.data
 	nb := (inner + blockWidth - 1) / blockWidth
 	body := func(lo, hi int) {
+		if inner == 1 { // each result a run of n values (a column's channels): the same sums, in order, without a row per value
+			for o := lo; o < hi; o++ {
+				od[o] = reduceRun(src[o*n:o*n+n], isMax)
+				if kind == "reduce_mean" {
+					od[o] *= 1 / float32(n)
+				}
+			}
+			return
+		}
 		for blk := lo; blk < hi; blk++ {
 			o, i0 := blk/nb, (blk%nb)*blockWidth
 			i1 := min(i0+blockWidth, inner)
 			acc := od[o*inner+i0 : o*inner+i1]
 			base := o * n * inner
-			if kind == "reduce_max" {
+			if isMax {
 				for i := range acc {
 					acc[i] = float32(math.Inf(-1))
 				}
@@ -136,7 +146,7 @@ func reduceOp(c *compiler, op *mil.Op) (step, error) {
 			}
 			for j := 0; j < n; j++ {
 				row := src[base+j*inner+i0 : base+j*inner+i1]
-				if kind == "reduce_max" {
+				if isMax {
 					for i, v := range row {
 						if v > acc[i] || v != v {
 							acc[i] = v
@@ -164,6 +174,25 @@ func reduceOp(c *compiler, op *mil.Op) (step, error) {
 		parallel(blocks, max(1, 1<<14/max(1, n*min(inner, blockWidth))), body)
 		return nil
 	}}, nil
+}
+
+// reduceRun is the reduction of v in order from +0 (a sum) or -inf (the maximum, NaN kept), as the
+// blocked loop of reduceOp computes each of its results.
+func reduceRun(v []float32, isMax bool) float32 {
+	if isMax {
+		m := float32(math.Inf(-1))
+		for _, x := range v {
+			if x > m || x != x {
+				m = x
+			}
+		}
+		return m
+	}
+	var s float32
+	for _, x := range v {
+		s += x
+	}
+	return s
 }
 
 // softmaxOp builds softmax along one axis: exp(x - max) / sum.
