@@ -65,10 +65,37 @@ func Shifted(dst, src []float32, shift float32, neg bool) {
 	}
 	for len(dst) > 0 {
 		done := expShiftedVec(dst, src, shift, neg)
+		if r := len(dst) - done; r >= tailVec && r < expVecWidth && shiftedTail(dst[done:], src[done:], shift, neg) {
+			return
+		}
 		k := min(len(dst), done+expVecWidth)
 		expShiftedGo(dst[done:k], src[done:k], shift, neg)
 		dst, src = dst[k:], src[k:]
 	}
+}
+
+// tailVec is the shortest tail shiftedTail takes: its buffers and call cost about what six entries of
+// the scalar loop do (30 ns).
+const tailVec = 6
+
+// shiftedTail runs Shifted's vector code on the last few (under a block's) entries, padded to a block
+// in a buffer (so that dst may be src), and reports whether it took them all: the scalar loop costs a
+// masked softmax row's short runs (a decoder's new column, a run's last entries) more than the rest.
+func shiftedTail(dst, src []float32, shift float32, neg bool) bool {
+	var in, out [expVecWidth]float32
+	pad := shift // a padding lane's argument is 0
+	if neg {
+		pad = -shift
+	}
+	for i := range in {
+		in[i] = pad
+	}
+	copy(in[:], src[:len(dst)])
+	if expShiftedVec(out[:], in[:], shift, neg) < expVecWidth {
+		return false
+	}
+	copy(dst, out[:len(dst)])
+	return true
 }
 
 // expShiftedGo is expShifted in Go, about twice as fast as calling exp32: arguments in [-86, 88], where
