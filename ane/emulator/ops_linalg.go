@@ -2,6 +2,8 @@ package emulator
 
 import (
 	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/half"
+	"github.com/anestar/anestar/internal/vec"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -345,6 +347,9 @@ func convOp(c *compiler, op *mil.Op) (step, error) {
 		// One column (a token's, in generation): x^T W^T, its one row against W transposed once here,
 		// which the cpu package runs as the fixed-order loop over B's rows (a gemv's dot products do
 		// not vectorise in that order)
+		if c.opts.Numerics == FP16 && isFloat16(w.dtype) && isFloat16(x.dtype) && vec.HasRowsF16() {
+			return oneColumnF16(out, xd[:cin], wd, cin, cout, flops), nil
+		}
 		wt := make([]float32, cin*cout)
 		for co := range cout {
 			for ci := range cin {
@@ -393,6 +398,30 @@ func convOp(c *compiler, op *mil.Op) (step, error) {
 		addBias()
 		return nil
 	}}, nil
+}
+
+// oneColumnF16 is convOp's one-column product x^T W^T with x and W fp16 values (the ANE's numerics):
+// W transposed once into fp16 (exact: half the bytes to stream per token), each output the fixed-order
+// sum over the input channels that the cpu package's few-row loop computes (vec.RowsAxpyF16 gives its
+// bits for fp16 operands), the last outputs past a multiple of eight in the same loop in Go.
+func oneColumnF16(out *tensor, xd, wd []float32, cin, cout int, flops float64) step {
+	wt := make([]uint16, cin*cout)
+	for co := range cout {
+		for ci := range cin {
+			wt[ci*cout+co] = half.F32ToF16(wd[co*cin+ci])
+		}
+	}
+	od := out.data[:cout]
+	return step{outs: []*tensor{out}, flops: flops, run: func() error {
+		for co := vec.RowsAxpyF16(od, xd, wt, cout); co < cout; co++ {
+			var s float32
+			for ci, x := range xd {
+				s = s + float32(x*half.F16ToF32(wt[ci*cout+co]))
+			}
+			od[co] = s
+		}
+		return nil
+	}}
 }
 
 // convIndex returns, for each kernel tap kk and output position o, the input position (row-major over the

@@ -64,6 +64,21 @@ func RowsAxpy(dst, x, b []float32, ldb int) int {
 	return n
 }
 
+// RowsAxpyF16 is RowsAxpy with B's values fp16 bit patterns (each converted exactly to float32) and x's
+// values fp16 too: the product of two fp16 values is exact in float32, so a fused multiply-add rounds
+// as the loop's "s = s + float32(x[j]*b)" does, and gives its bits (for x not fp16 it may not).
+// Half the bytes of B to read and one instruction a product: a small model's token's products against
+// its weights. 0 where the vector code, its conversions (F16C) or FMA do not run (HasRowsF16).
+func RowsAxpyF16(dst, x []float32, b []uint16, ldb int) int {
+	n, k := len(dst)&^7, len(x)
+	if !HasRowsF16() || n == 0 || k == 0 {
+		return 0
+	}
+	_ = b[(k-1)*ldb+n-1]
+	rowsAxpyF16(&dst[0], &x[0], &b[0], k, ldb, n)
+	return n
+}
+
 // Max returns the largest of a, NaN entries ignored, -inf for none: the loop "if v > m { m = v }" from
 // m = -inf, but for the sign of a zero maximum (-0 and +0 compare equal; which one the lanes keep
 // depends on where they lie). Eight lanes at a time where the vector code runs.

@@ -282,3 +282,130 @@ mxred:
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
+
+// func rowsAxpyF16AVX2(dst, x *float32, b *uint16, k, ldb, n int)
+// rowsAxpyAVX2 with B's values fp16, converted exactly to float32 as they load (half the bytes of the
+// weights to stream), and each product added by VFMADD231PS: x's values fp16 too, the product is exact,
+// so the fused add rounds as the separate one would. 64 lanes a block, then 32, then 8.
+TEXT ·rowsAxpyF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ k+24(FP), CX
+	MOVQ ldb+32(FP), R8
+	MOVQ n+40(FP), R9
+	SHLQ $1, R8
+	XORQ AX, AX
+
+rh64:
+	LEAQ 64(AX), R11
+	CMPQ R11, R9
+	JGT  rh32
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	LEAQ (DX)(AX*2), R10
+	XORQ BX, BX
+
+rh64loop:
+	CMPQ         BX, CX
+	JGE          rh64store
+	VBROADCASTSS (SI)(BX*4), Y8
+	VCVTPH2PS    0(R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VCVTPH2PS    32(R10), Y11
+	VFMADD231PS  Y11, Y8, Y2
+	VCVTPH2PS    48(R10), Y12
+	VFMADD231PS  Y12, Y8, Y3
+	VCVTPH2PS    64(R10), Y13
+	VFMADD231PS  Y13, Y8, Y4
+	VCVTPH2PS    80(R10), Y14
+	VFMADD231PS  Y14, Y8, Y5
+	VCVTPH2PS    96(R10), Y15
+	VFMADD231PS  Y15, Y8, Y6
+	VCVTPH2PS    112(R10), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         R8, R10
+	INCQ         BX
+	JMP          rh64loop
+
+rh64store:
+	VMOVUPS Y0, 0(DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	VMOVUPS Y4, 128(DI)(AX*4)
+	VMOVUPS Y5, 160(DI)(AX*4)
+	VMOVUPS Y6, 192(DI)(AX*4)
+	VMOVUPS Y7, 224(DI)(AX*4)
+	ADDQ    $64, AX
+	JMP     rh64
+
+rh32:
+	LEAQ 32(AX), R11
+	CMPQ R11, R9
+	JGT  rh8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	LEAQ (DX)(AX*2), R10
+	XORQ BX, BX
+
+rh32loop:
+	CMPQ         BX, CX
+	JGE          rh32store
+	VBROADCASTSS (SI)(BX*4), Y8
+	VCVTPH2PS    0(R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VCVTPH2PS    32(R10), Y11
+	VFMADD231PS  Y11, Y8, Y2
+	VCVTPH2PS    48(R10), Y12
+	VFMADD231PS  Y12, Y8, Y3
+	ADDQ         R8, R10
+	INCQ         BX
+	JMP          rh32loop
+
+rh32store:
+	VMOVUPS Y0, 0(DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ    $32, AX
+	JMP     rh32
+
+rh8:
+	LEAQ 8(AX), R11
+	CMPQ R11, R9
+	JGT  rhdone
+	VXORPS Y0, Y0, Y0
+	LEAQ (DX)(AX*2), R10
+	XORQ BX, BX
+
+rh8loop:
+	CMPQ         BX, CX
+	JGE          rh8store
+	VBROADCASTSS (SI)(BX*4), Y8
+	VCVTPH2PS    0(R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	ADDQ         R8, R10
+	INCQ         BX
+	JMP          rh8loop
+
+rh8store:
+	VMOVUPS Y0, 0(DI)(AX*4)
+	ADDQ    $8, AX
+	JMP     rh8
+
+rhdone:
+	VZEROUPPER
+	RET

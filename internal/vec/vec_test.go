@@ -132,6 +132,47 @@ func TestRowsAxpyBits(t *testing.T) {
 	}
 }
 
+// TestRowsAxpyF16Bits: RowsAxpyF16 gives the scalar loop's bits over B's fp16 values (half.F16ToF32,
+// exhaustively tested there) and x's fp16 values, for every block size and random bit patterns of B
+// (infinities, NaN, subnormal halves among them) against normal, special and subnormal x.
+func TestRowsAxpyF16Bits(t *testing.T) {
+	if !HasRowsF16() {
+		t.Skip("no vector conversions and FMA on this machine")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	val := testValues(r, 10, 8)
+	same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }
+	for _, n := range []int{7, 8, 24, 31, 32, 40, 64, 72, 100, 129, 344} {
+		for _, k := range []int{1, 2, 8, 33, 172} {
+			ldb := n + r.IntN(5)
+			x, b := make([]float32, k), make([]uint16, (k-1)*ldb+n)
+			for i := range x {
+				x[i] = half.RoundF16(val()) // fp16 values, as the contract asks: exact products
+			}
+			for i := range b {
+				b[i] = uint16(r.Uint32())
+				if r.IntN(4) > 0 { // mostly ordinary weights: exponents near 1
+					b[i] = b[i]&0x83ff | uint16(13+r.IntN(4))<<10
+				}
+			}
+			dst := make([]float32, n)
+			done := RowsAxpyF16(dst, x, b, ldb)
+			if done != n&^7 {
+				t.Fatalf("n %d, k %d: %d lanes done, want %d", n, k, done, n&^7)
+			}
+			for i := range done {
+				var s float32
+				for j := range k {
+					s = s + float32(x[j]*half.F16ToF32(b[j*ldb+i]))
+				}
+				if !same(dst[i], s) {
+					t.Fatalf("n %d, k %d, ldb %d: lane %d = %v, the loop's %v", n, k, ldb, i, dst[i], s)
+				}
+			}
+		}
+	}
+}
+
 // testValues returns a source of test values: normal ones of the given scale, and one in every a
 // special (signed zeros, infinities, NaN, subnormals, fp16's largest, 1).
 func testValues(r *rand.Rand, scale float64, every int) func() float32 {
