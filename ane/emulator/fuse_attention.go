@@ -203,36 +203,39 @@ func (a *causalAttn) norms(b int) {
 	x, y := p.x.data[p.xoff[b]:], p.y.data[p.yoff[b]:]
 	nq := a.nq[b*p.m : (b+1)*p.m]
 	nk := a.nk[b*(p.n+1) : (b+1)*(p.n+1)]
-	for i := range nq {
-		var s float64
-		for kk := range p.k {
-			var v float32
-			if p.tx {
-				v = x[kk*p.xc+i]
-			} else {
-				v = x[i*p.xc+kk]
-			}
-			s += float64(v) * float64(v)
-		}
+	sumSquares(nq, x, p.xc, p.k, p.tx)
+	sumSquares(nk[:p.n], y, p.yc, p.k, !p.ty)
+	for i, s := range nq {
 		nq[i] = notNaN(math.Sqrt(s))
 	}
-	for j := range p.n {
-		var s float64
-		if p.ty {
-			for _, v := range y[j*p.yc : j*p.yc+p.k] {
-				s += float64(v) * float64(v)
-			}
-		} else {
-			for kk := range p.k {
-				v := y[kk*p.yc+j]
-				s += float64(v) * float64(v)
-			}
-		}
+	for j, s := range nk[:p.n] {
 		nk[j] = notNaN(math.Sqrt(s))
 	}
 	nk[p.n] = 0
 	for j := p.n - 1; j >= 0; j-- {
 		nk[j] = max(nk[j], nk[j+1])
+	}
+}
+
+// sumSquares sets s[i] to the sum over kk < k, in kk's order, of the squares (in float64) of vector i:
+// row i of m (leading dimension ld) or, when cols, its column i. A column's sums run row by row of m,
+// all of them at once, so that m is read in its order, not a stride at a time.
+func sumSquares(s []float64, m []float32, ld, k int, cols bool) {
+	clear(s)
+	if cols {
+		for kk := range k {
+			for i, v := range m[kk*ld : kk*ld+len(s)] {
+				s[i] += float64(v) * float64(v)
+			}
+		}
+		return
+	}
+	for i := range s {
+		var t float64
+		for _, v := range m[i*ld : i*ld+k] {
+			t += float64(v) * float64(v)
+		}
+		s[i] = t
 	}
 }
 
