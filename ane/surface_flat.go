@@ -105,25 +105,56 @@ func (s *Surface) flatWriteRegion(ch, nch, col, ncol int, src []float32, transpo
 func (s *Surface) columnWrite(b []byte, ch, nch, col int, src []float32) {
 	es := s.ElemSize()
 	var tmp [columnChunk * 4]byte
+	w := s.column(ch, col)
 	for c0 := 0; c0 < nch; c0 += columnChunk {
 		n := min(columnChunk, nch-c0)
 		encode(s.typ.DType, tmp[:n*es], src[c0:c0+n])
 		for c := range n {
-			m := s.at((ch+c0+c)*s.spatial + col)
-			copy(b[m*es:(m+1)*es], tmp[c*es:(c+1)*es])
+			m := w.next() * es
+			for e := range es {
+				b[m+e] = tmp[c*es+e]
+			}
 		}
 	}
+}
+
+// columnWalk steps down a column of a surface (a window or a flattened view) channel by channel, its
+// memory offsets by additions where at divides for each.
+type columnWalk struct {
+	s         *Surface
+	row, r, q int // the memory rows' length, and the next element's row and place in it
+}
+
+// column returns the walk from channel ch, column col.
+func (s *Surface) column(ch, col int) columnWalk {
+	row := s.rowLen()
+	k := ch*s.spatial + col
+	return columnWalk{s: s, row: row, r: k / row, q: k % row}
+}
+
+// next returns the memory offset (in elements) of the walk's element and moves to the next channel's.
+func (w *columnWalk) next() int {
+	m := w.s.base + w.r*w.s.pitch + w.q
+	w.q += w.s.spatial
+	for w.q >= w.row {
+		w.q -= w.row
+		w.r++
+	}
+	return m
 }
 
 // columnRead is columnWrite's read: dst[c] = the element at channel ch+c, column col.
 func (s *Surface) columnRead(b []byte, ch, nch, col int, dst []float32) {
 	es := s.ElemSize()
 	var tmp [columnChunk * 4]byte
+	w := s.column(ch, col)
 	for c0 := 0; c0 < nch; c0 += columnChunk {
 		n := min(columnChunk, nch-c0)
 		for c := range n {
-			m := s.at((ch+c0+c)*s.spatial + col)
-			copy(tmp[c*es:(c+1)*es], b[m*es:(m+1)*es])
+			m := w.next() * es
+			for e := range es {
+				tmp[c*es+e] = b[m+e]
+			}
 		}
 		decode(s.typ.DType, dst[c0:c0+n], tmp[:n*es])
 	}
