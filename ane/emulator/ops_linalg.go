@@ -352,14 +352,12 @@ func convOp(c *compiler, op *mil.Op) (step, error) {
 		// One column (a token's, in generation): x^T W^T, its one row against W transposed once here,
 		// which the cpu package runs as the fixed-order loop over B's rows (a gemv's dot products do
 		// not vectorise in that order)
-		if c.opts.Numerics == FP16 && isFloat16(w.dtype) && isFloat16(x.dtype) && vec.HasRowsF16() {
-			return oneColumnF16(out, xd[:cin], wd, cin, cout, flops)
-		}
 		wt := make([]float32, cin*cout)
-		for co := range cout {
-			for ci := range cin {
-				wt[ci*cout+co] = wd[co*cin+ci]
-			}
+		if err := transpose.Transpose(wt, cout, wd, cin, cout, cin); err != nil {
+			return step{}, opErr(op, "weight %s: %v", w.name, err)
+		}
+		if c.opts.Numerics == FP16 && isFloat16(w.dtype) && isFloat16(x.dtype) && vec.HasRowsF16() {
+			return oneColumnF16(out, xd[:cin], wt, cout, flops), nil
 		}
 		return step{outs: []*tensor{out}, flops: flops, run: func() error {
 			return gemm(false, false, 1, cout, cin, 1, xd, max(cin, 1), wt, cout, 0, od, cout)
@@ -405,16 +403,12 @@ func convOp(c *compiler, op *mil.Op) (step, error) {
 	}}, nil
 }
 
-// oneColumnF16 is convOp's one-column product x^T W^T with x and W fp16 values (the ANE's numerics):
-// W transposed once into fp16 (exact: half the bytes to stream per token), each output the fixed-order
-// sum over the input channels that the cpu package's few-row loop computes (vec.RowsAxpyF16 gives its
-// bits for fp16 operands), the last outputs past a multiple of eight in the same loop in Go.
-func oneColumnF16(out *tensor, xd, wd []float32, cin, cout int, flops float64) (step, error) {
-	t := make([]float32, cin*cout)
-	if err := transpose.Transpose(t, cout, wd, cin, cout, cin); err != nil {
-		return step{}, err
-	}
-	wt := make([]uint16, cin*cout)
+// oneColumnF16 is convOp's one-column product x^T W^T with x and W fp16 values (the ANE's numerics), on
+// W transposed (t, cin x cout) kept as fp16 (exact: half the bytes to stream per token), each output the
+// fixed-order sum over the input channels that the cpu package's few-row loop computes (vec.RowsAxpyF16
+// gives its bits for fp16 operands), the last outputs past a multiple of eight in the same loop in Go.
+func oneColumnF16(out *tensor, xd, t []float32, cout int, flops float64) step {
+	wt := make([]uint16, len(t))
 	if len(wt) > 0 { // the fp16 bits little-endian, as this amd64 code reads them (vec.HasRowsF16)
 		half.EncodeF16To(unsafe.Slice((*byte)(unsafe.Pointer(&wt[0])), 2*len(wt)), t)
 	}
@@ -428,7 +422,7 @@ func oneColumnF16(out *tensor, xd, wd []float32, cin, cout int, flops float64) (
 			od[co] = s
 		}
 		return nil
-	}}, nil
+	}}
 }
 
 // convIndex returns, for each kernel tap kk and output position o, the input position (row-major over the

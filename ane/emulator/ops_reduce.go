@@ -264,11 +264,7 @@ func softmaxOp(c *compiler, op *mil.Op) (step, error) {
 func softmaxRow(dst, row []float32) {
 	dst = dst[:len(row)]
 	expRow(dst, row)
-	var s float32
-	for _, e := range dst {
-		s += e
-	}
-	scaleBy(dst, 1/s)
+	normalize(dst)
 }
 
 // softmaxRows4 is softmaxRow of the four consecutive rows of n values in x, into dst (which may be x):
@@ -297,6 +293,11 @@ func softmaxRows4(dst, x []float32, n int) {
 // exponential computed, summed in order.
 func expNormalize(dst, row []float32, m float32) {
 	fastexp.Shifted(dst, row, m, false)
+	normalize(dst)
+}
+
+// normalize scales dst by the reciprocal of its sum, added in order from +0.
+func normalize(dst []float32) {
 	var s float32
 	for _, e := range dst {
 		s += e
