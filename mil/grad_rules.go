@@ -265,7 +265,11 @@ func gradRelu(g *grader, op *Op, ct *Var) error {
 	return g.give(argName(op, "x"), d)
 }
 
-// gradSoftmax: dx = s * (ct - sum(s * ct, axis)), s the softmax: the chain the emulator fuses.
+// gradSoftmax: dx = s * (ct - sum(s * ct, axis)), s the softmax, with the row's weighted mean taken
+// away twice: d = ct - sum(s*ct), then d - sum(s*d). In fp16 the mean, rounded once, carries an error
+// of its own magnitude times 2^-11 into every element of the row, where d is often far smaller than
+// the mean (the cancellation): the second pass takes away what the first left, in d's own scale, so
+// the row of dx sums to zero as it should. The chain the emulator fuses.
 func gradSoftmax(g *grader, op *Op, ct *Var) error {
 	s, err := g.val(op.Results[0].Name)
 	if err != nil {
@@ -282,12 +286,20 @@ func gradSoftmax(g *grader, op *Op, ct *Var) error {
 	if ct, err = g.full(ct, s.Type.Shape); err != nil {
 		return err
 	}
-	a, err := g.op("mul", "dsm", Args{"x": s, "y": ct})
-	if err == nil {
-		a, err = g.op("reduce_sum", "dsm", Args{"x": a, "axes": []int{axis}, "keep_dims": true})
+	// center subtracts from v its weighted mean over the axis, sum(s * v).
+	center := func(v *Var) (*Var, error) {
+		a, err := g.op("mul", "dsm", Args{"x": s, "y": v})
+		if err == nil {
+			a, err = g.op("reduce_sum", "dsm", Args{"x": a, "axes": []int{axis}, "keep_dims": true})
+		}
+		if err == nil {
+			a, err = g.op("sub", "dsm", Args{"x": v, "y": a})
+		}
+		return a, err
 	}
+	a, err := center(ct)
 	if err == nil {
-		a, err = g.op("sub", "dsm", Args{"x": ct, "y": a})
+		a, err = center(a)
 	}
 	if err == nil {
 		a, err = g.op("mul", "dsm", Args{"x": s, "y": a})

@@ -64,7 +64,12 @@ func ref(op *mil.Op, arg string) string {
 // inner returns the op of kind that makes the value name when that value is read once (by the op being
 // matched) and is not an output; ok is false otherwise.
 func (g *graph) inner(name, kind string) (idx int, op *mil.Op, ok bool) {
-	if name == "" || g.uses[name] != 1 {
+	return g.innerRead(name, kind, 1)
+}
+
+// innerRead is inner for a value read by exactly reads operand references, all of them the chain's.
+func (g *graph) innerRead(name, kind string, reads int) (idx int, op *mil.Op, ok bool) {
+	if name == "" || g.uses[name] != reads {
 		return 0, nil, false
 	}
 	i, found := g.producer[name]

@@ -5,24 +5,71 @@ import (
 	"github.com/anestar/anestar/mil"
 )
 
-// Softmax gradient. The chain of the attention backward
+// Softmax gradient. The chain of the attention backward (mil's softmax rule)
 //
-//	a  = mul(p, g)
-//	r  = reduce_sum(a, axes=[-1], keep_dims=true)
-//	d  = sub(g, r)
-//	e  = mul(p, d)
-//	ds = mul(e, scale)      scale a constant scalar
+//	a1 = mul(p, g)
+//	r1 = reduce_sum(a1, axes=[-1], keep_dims=true)
+//	d1 = sub(g, r1)
+//	a2 = mul(p, d1)          the second centering pass, when present
+//	r2 = reduce_sum(a2, ...)
+//	d2 = sub(d1, r2)
+//	e  = mul(p, d2)
+//	ds = mul(e, scale)       scale a constant scalar
 //
-// runs as one pass per row: the row sum of p*g, then ds, each op's result rounded as that op rounds it
-// and the sum accumulated in the same order as reduce_sum, so the bits are those of the separate ops;
-// the four intermediate tensors are never stored.
+// runs as one pass per row: each centering pass's row sum, then ds, each op's result rounded as that
+// op rounds it and each sum accumulated in the same order as reduce_sum, so the bits are those of the
+// separate ops; the intermediate tensors are never stored.
+
+// maxCenterings bounds the centering passes a chain may have.
+const maxCenterings = 4
+
+// centering is the rounding of one centering pass's three ops (mul, reduce_sum, sub).
+type centering struct{ rA, rR, rD bool }
 
 // softmaxGrad is the compiled chain.
 type softmaxGrad struct {
-	p, g, out          []float32
-	n                  int // row length
-	scale              float32
-	rA, rR, rD, rE, rS bool // whether each op rounds its result to fp16
+	p, g, out []float32
+	n         int // row length
+	scale     float32
+	passes    []centering // in the order they run
+	rE, rS    bool        // whether the last two muls round their results to fp16
+}
+
+// centerOps is one centering pass's ops: aop = mul(p, x), rop = reduce_sum(aop), dop = sub(x, rop).
+type centerOps struct {
+	ai, ri, di    int
+	aop, rop, dop *mil.Op
+}
+
+// matchCentering matches dop = sub(x, reduce_sum(mul(p, x), axes=[-1], keep_dims=true)) over shape,
+// returning the pass's ops and x.
+func (r *rewriter) matchCentering(di int, dop *mil.Op, pName string, shape []int) (centerOps, string, bool) {
+	g := r.g
+	x := ref(dop, "x")
+	ri, rop, ok := g.inner(ref(dop, "y"), "reduce_sum")
+	if !ok || x == "" {
+		return centerOps{}, "", false
+	}
+	want := append(append([]int{}, shape[:len(shape)-1]...), 1)
+	if !sameShape(resultShape(rop), want) {
+		return centerOps{}, "", false
+	}
+	axes, ok, err := r.intsArg(rop, "axes")
+	if err != nil || !ok || len(axes) != 1 || (axes[0] != -1 && axes[0] != len(shape)-1) {
+		return centerOps{}, "", false
+	}
+	if kd, err := r.boolArg(rop, "keep_dims", false); err != nil || !kd {
+		return centerOps{}, "", false
+	}
+	ai, aop, ok := g.inner(ref(rop, "x"), "mul")
+	if !ok || !sameShape(resultShape(aop), shape) {
+		return centerOps{}, "", false
+	}
+	ax, ay := ref(aop, "x"), ref(aop, "y")
+	if !(ax == pName && ay == x) && !(ax == x && ay == pName) {
+		return centerOps{}, "", false
+	}
+	return centerOps{ai: ai, ri: ri, di: di, aop: aop, rop: rop, dop: dop}, x, true
 }
 
 // matchSoftmaxGrad matches the chain ending at mul op last (index i).
@@ -53,36 +100,36 @@ func (r *rewriter) matchSoftmaxGrad(i int, last *mil.Op) *fusion {
 	if dop == nil || pName == "" || !sameShape(resultShape(dop), shape) {
 		return nil
 	}
-	gName := ref(dop, "x")
-	ri, rop, ok := g.inner(ref(dop, "y"), "reduce_sum")
-	if !ok || gName == "" {
-		return nil
+	// The centering passes, last first; a pass's x read twice (by its mul and its sub) may be the
+	// result of the pass before it.
+	var passes []centerOps
+	for {
+		c, x, ok := r.matchCentering(di, dop, pName, shape)
+		if !ok {
+			return nil
+		}
+		passes = append([]centerOps{c}, passes...)
+		j, op, ok := g.innerRead(x, "sub", 2)
+		if !ok || len(passes) == maxCenterings || !sameShape(resultShape(op), shape) {
+			break
+		}
+		if _, _, ok := r.matchCentering(j, op, pName, shape); !ok {
+			break
+		}
+		di, dop = j, op
 	}
-	want := append(append([]int{}, shape[:len(shape)-1]...), 1)
-	if !sameShape(resultShape(rop), want) {
-		return nil
+	var ops []int
+	for _, c := range passes {
+		ops = append(ops, c.ai, c.ri, c.di)
 	}
-	axes, ok, err := r.intsArg(rop, "axes")
-	if err != nil || !ok || len(axes) != 1 || (axes[0] != -1 && axes[0] != len(shape)-1) {
-		return nil
-	}
-	if kd, err := r.boolArg(rop, "keep_dims", false); err != nil || !kd {
-		return nil
-	}
-	ai, aop, ok := g.inner(ref(rop, "x"), "mul")
-	if !ok || !sameShape(resultShape(aop), shape) {
-		return nil
-	}
-	ax, ay := ref(aop, "x"), ref(aop, "y")
-	if !(ax == pName && ay == gName) && !(ax == gName && ay == pName) {
-		return nil
-	}
-	return &fusion{ops: []int{ai, ri, di, ei, i}, build: func(c *compiler) (step, error) {
-		p, err := c.tensorArg(aop, argNamed(aop, pName))
+	ops = append(ops, ei, i)
+	first := passes[0]
+	return &fusion{ops: ops, build: func(c *compiler) (step, error) {
+		p, err := c.tensorArg(first.aop, argNamed(first.aop, pName))
 		if err != nil {
 			return step{}, err
 		}
-		gr, err := c.tensorArg(dop, "x")
+		gr, err := c.tensorArg(first.dop, "x")
 		if err != nil {
 			return step{}, err
 		}
@@ -98,16 +145,20 @@ func (r *rewriter) matchSoftmaxGrad(i int, last *mil.Op) *fusion {
 		}
 		n := shape[len(shape)-1]
 		f := &softmaxGrad{p: p.data, g: gr.data, out: out.data, n: n, scale: scale.data[0],
-			rA: c.roundsOp(aop), rR: c.roundsOp(rop), rD: c.roundsOp(dop), rE: c.roundsOp(eop), rS: c.roundsOp(last)}
+			rE: c.roundsOp(eop), rS: c.roundsOp(last)}
+		for _, ps := range passes {
+			f.passes = append(f.passes, centering{rA: c.roundsOp(ps.aop), rR: c.roundsOp(ps.rop), rD: c.roundsOp(ps.dop)})
+		}
 		rows := 0
 		if n > 0 {
 			rows = len(out.data) / n
 		}
 		body := f.rows
-		return step{outs: []*tensor{out}, flops: 6 * float64(len(out.data)), fused: true, run: func() error {
-			parallel(rows, rowsGrain(n), body)
-			return nil
-		}}, nil
+		return step{outs: []*tensor{out}, flops: float64(2+4*len(passes)) * float64(len(out.data)), fused: true,
+			run: func() error {
+				parallel(rows, rowsGrain(n), body)
+				return nil
+			}}, nil
 	}}
 }
 
@@ -120,24 +171,32 @@ func argNamed(op *mil.Op, name string) string {
 }
 
 // rows computes rows [lo, hi), one op at a time over each row (which stays in L1) on the vector code
-// (rounding as it computes); the output row serves as the scratch of the intermediate values. The sum
-// stays one float32 addition after another, reduce_sum's order.
+// (rounding as it computes); the output row holds the centered values, a block on the stack the products.
+// Each sum stays one float32 addition after another, reduce_sum's order.
 func (f *softmaxGrad) rows(lo, hi int) {
 	n, scale := f.n, f.scale
 	sc := []float32{scale}
+	var prod [512]float32 // products of a block of the row, summed in order
 	var sum [1]float32
 	for r := lo; r < hi; r++ {
-		p, g, out := f.p[r*n:(r+1)*n], f.g[r*n:(r+1)*n], f.out[r*n:(r+1)*n]
-		binRunRound(opMul, f.rA, out, p, 1, g, 1)
-		var s float32
-		for _, a := range out {
-			s += a
+		p, out := f.p[r*n:(r+1)*n], f.out[r*n:(r+1)*n]
+		x := f.g[r*n : (r+1)*n]
+		for _, c := range f.passes {
+			var s float32
+			for j := 0; j < n; j += len(prod) {
+				k := min(len(prod), n-j)
+				binRunRound(opMul, c.rA, prod[:k], p[j:j+k], 1, x[j:j+k], 1)
+				for _, a := range prod[:k] {
+					s += a
+				}
+			}
+			if c.rR {
+				s = half.RoundF16(s)
+			}
+			sum[0] = s
+			binRunRound(opSub, c.rD, out, x, 1, sum[:], 0)
+			x = out
 		}
-		if f.rR {
-			s = half.RoundF16(s)
-		}
-		sum[0] = s
-		binRunRound(opSub, f.rD, out, g, 1, sum[:], 0)
 		binRunRound(opMul, f.rE, out, out, 1, p, 1)
 		binRunRound(opMul, f.rS, out, out, 1, sc, 0)
 	}

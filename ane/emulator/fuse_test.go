@@ -219,3 +219,85 @@ func TestFusedEvalAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// The softmax gradient mil.Grad derives (two centering passes) fuses into one step, with the separate
+// ops' bits in both numeric modes.
+func TestFusedDerivedSoftmaxGrad(t *testing.T) {
+	const rows, n = 48, 40
+	b := mil.NewBuilder()
+	x := b.Input("x", mil.Tensor(mil.FP16, 1, 2, rows, n))
+	b.Output(b.Softmax("y", b.Mul("xs", x, 0.125), -1))
+	p, w, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, err := mil.Grad(p, w, mil.GradSpec{Wrt: []string{"x"}, Save: []string{"y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := gr.Backward.Funcs[0]
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, mode := range numerics {
+		fused, err := compileWith(fn, gr.BackwardWeights, Options{Numerics: mode.n, Relaxed: true}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := compileWith(fn, gr.BackwardWeights, Options{Numerics: mode.n, Relaxed: true}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(plain.steps) - len(fused.steps); got != 7 {
+			t.Errorf("%s: %d steps fused, %d separate: want the chain's 8 ops in one step", mode.name, len(fused.steps), len(plain.steps))
+		}
+		for _, r := range []float64{0.5, 30} {
+			in := map[string][]float32{"y": softmaxRows(randInput(rng, 2*rows*n, 3), n), "d_y": randInput(rng, 2*rows*n, r)}
+			for i := range in["d_y"] {
+				in["d_y"][i] += float32(r) // a common part, which the passes take away
+			}
+			sameBits(t, fmt.Sprintf("%s/range %g", mode.name, r), evalNamed(t, fused, in, "d_x"), evalNamed(t, plain, in, "d_x"))
+		}
+	}
+}
+
+// softmaxRows is the softmax of each row of n values of x, in float64.
+func softmaxRows(x []float32, n int) []float32 {
+	out := make([]float32, len(x))
+	for r := 0; r < len(x); r += n {
+		var z float64
+		for _, v := range x[r : r+n] {
+			z += math.Exp(float64(v))
+		}
+		for j, v := range x[r : r+n] {
+			out[r+j] = float32(math.Exp(float64(v)) / z)
+		}
+	}
+	return out
+}
+
+// evalNamed writes the named inputs (zeros for any other) and returns output out.
+func evalNamed(t *testing.T, k *Kernel, in map[string][]float32, out string) []float32 {
+	t.Helper()
+	for _, s := range k.Inputs() {
+		v, ok := in[s.Name()]
+		if !ok {
+			v = make([]float32, s.Channels()*s.Spatial())
+		}
+		if err := s.WriteChannels(0, s.Channels(), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.Eval(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range k.Outputs() {
+		if s.Name() == out {
+			v := make([]float32, s.Channels()*s.Spatial())
+			if err := s.ReadChannels(0, s.Channels(), v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no output %s", out)
+	return nil
+}
