@@ -223,38 +223,42 @@ func TestFusedEvalAllocatesNothing(t *testing.T) {
 // The softmax gradient mil.Grad derives (two centering passes) fuses into one step, with the separate
 // ops' bits in both numeric modes.
 func TestFusedDerivedSoftmaxGrad(t *testing.T) {
-	const rows, n = 48, 40
-	b := mil.NewBuilder()
-	x := b.Input("x", mil.Tensor(mil.FP16, 1, 2, rows, n))
-	b.Output(b.Softmax("y", b.Mul("xs", x, 0.125), -1))
-	p, w, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gr, err := mil.Grad(p, w, mil.GradSpec{Wrt: []string{"x"}, Save: []string{"y"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn := gr.Backward.Funcs[0]
-	rng := rand.New(rand.NewPCG(11, 12))
-	for _, mode := range numerics {
-		fused, err := compileWith(fn, gr.BackwardWeights, Options{Numerics: mode.n, Relaxed: true}, true)
+	// Rows in whole groups and not, rows of one block of columns and of several.
+	for _, sz := range []struct{ rows, n int }{{48, 40}, {45, 300}} {
+		rows, n := sz.rows, sz.n
+		b := mil.NewBuilder()
+		x := b.Input("x", mil.Tensor(mil.FP16, 1, 2, rows, n))
+		b.Output(b.Softmax("y", b.Mul("xs", x, 0.125), -1))
+		p, w, err := b.Build()
 		if err != nil {
 			t.Fatal(err)
 		}
-		plain, err := compileWith(fn, gr.BackwardWeights, Options{Numerics: mode.n, Relaxed: true}, false)
+		gr, err := mil.Grad(p, w, mil.GradSpec{Wrt: []string{"x"}, Save: []string{"y"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := len(plain.steps) - len(fused.steps); got != 7 {
-			t.Errorf("%s: %d steps fused, %d separate: want the chain's 8 ops in one step", mode.name, len(fused.steps), len(plain.steps))
-		}
-		for _, r := range []float64{0.5, 30} {
-			in := map[string][]float32{"y": softmaxRows(randInput(rng, 2*rows*n, 3), n), "d_y": randInput(rng, 2*rows*n, r)}
-			for i := range in["d_y"] {
-				in["d_y"][i] += float32(r) // a common part, which the passes take away
+		fn := gr.Backward.Funcs[0]
+		rng := rand.New(rand.NewPCG(11, 12))
+		for _, mode := range numerics {
+			name := fmt.Sprintf("%dx%d/%s", rows, n, mode.name)
+			fused, err := compileWith(fn, gr.BackwardWeights, Options{Numerics: mode.n, Relaxed: true}, true)
+			if err != nil {
+				t.Fatal(err)
 			}
-			sameBits(t, fmt.Sprintf("%s/range %g", mode.name, r), evalNamed(t, fused, in, "d_x"), evalNamed(t, plain, in, "d_x"))
+			plain, err := compileWith(fn, gr.BackwardWeights, Options{Numerics: mode.n, Relaxed: true}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(plain.steps) - len(fused.steps); got != 7 {
+				t.Errorf("%s: %d steps fused, %d separate: want the chain's 8 ops in one step", name, len(fused.steps), len(plain.steps))
+			}
+			for _, r := range []float64{0.5, 30} {
+				in := map[string][]float32{"y": softmaxRows(randInput(rng, 2*rows*n, 3), n), "d_y": randInput(rng, 2*rows*n, r)}
+				for i := range in["d_y"] {
+					in["d_y"][i] += float32(r) // a common part, which the passes take away
+				}
+				sameBits(t, fmt.Sprintf("%s/range %g", name, r), evalNamed(t, fused, in, "d_x"), evalNamed(t, plain, in, "d_x"))
+			}
 		}
 	}
 }
