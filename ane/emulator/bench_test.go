@@ -11,7 +11,6 @@ import (
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/cpu"
 	"github.com/anestar/anestar/internal/refkernels"
-	"github.com/anestar/anestar/mil"
 )
 
 // Benchmarks of the reference kernels at the reference sizes (dim 768, hidden 2048, 12 heads, seq 512) in
@@ -205,18 +204,8 @@ func evalEach(b *testing.B, k *Kernel) float64 {
 // BenchmarkSoftmaxGrad: the softmax gradient mil.Grad derives, fused, at the language model's default
 // attention (4 heads x 8 sequences, seq 128: 4096 rows of 128), fp16 numerics.
 func BenchmarkSoftmaxGrad(b *testing.B) {
-	const planes, rows, n = 32, 128, 128
-	bl := mil.NewBuilder()
-	x := bl.Input("x", mil.Tensor(mil.FP16, 1, planes, rows, n))
-	bl.Output(bl.Softmax("y", bl.Mul("xs", x, 0.125), -1))
-	p, w, err := bl.Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	gr, err := mil.Grad(p, w, mil.GradSpec{Wrt: []string{"x"}, Save: []string{"y"}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	const n = 128
+	gr := derivedSoftmaxGrad(b, 32, 128, n)
 	k, err := compileWith(gr.Backward.Funcs[0], gr.BackwardWeights, Options{Numerics: FP16, Relaxed: true}, true)
 	if err != nil {
 		b.Fatal(err)

@@ -226,17 +226,7 @@ func TestFusedDerivedSoftmaxGrad(t *testing.T) {
 	// Rows in whole groups and not, rows of one block of columns and of several.
 	for _, sz := range []struct{ rows, n int }{{48, 40}, {45, 300}} {
 		rows, n := sz.rows, sz.n
-		b := mil.NewBuilder()
-		x := b.Input("x", mil.Tensor(mil.FP16, 1, 2, rows, n))
-		b.Output(b.Softmax("y", b.Mul("xs", x, 0.125), -1))
-		p, w, err := b.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		gr, err := mil.Grad(p, w, mil.GradSpec{Wrt: []string{"x"}, Save: []string{"y"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		gr := derivedSoftmaxGrad(t, 2, rows, n)
 		fn := gr.Backward.Funcs[0]
 		rng := rand.New(rand.NewPCG(11, 12))
 		for _, mode := range numerics {
@@ -261,6 +251,24 @@ func TestFusedDerivedSoftmaxGrad(t *testing.T) {
 			}
 		}
 	}
+}
+
+// derivedSoftmaxGrad is mil.Grad's backward of softmax(x * 0.125) over the last axis of an fp16 x
+// [1, planes, rows, n], taking the saved probabilities y and d_y, giving d_x.
+func derivedSoftmaxGrad(t testing.TB, planes, rows, n int) *mil.Gradient {
+	t.Helper()
+	b := mil.NewBuilder()
+	x := b.Input("x", mil.Tensor(mil.FP16, 1, planes, rows, n))
+	b.Output(b.Softmax("y", b.Mul("xs", x, 0.125), -1))
+	p, w, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, err := mil.Grad(p, w, mil.GradSpec{Wrt: []string{"x"}, Save: []string{"y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gr
 }
 
 // softmaxRows is the softmax of each row of n values of x, in float64.
