@@ -291,7 +291,8 @@ func (a *causalAttn) rows(b, lo, hi int, blocked bool) {
 }
 
 // scores turns products s into u = s*scale + mask in place, each op rounded as it rounds, and returns
-// their max and whether any is NaN. The row stays in L1 between the passes; rounding is vectorised.
+// their max and whether any is NaN. The row stays in L1 between the passes, each op and its rounding
+// one vector pass.
 // Where nothing rounds, one pass does it all.
 func (a *causalAttn) scores(row, mask []float32) (vmax float32, nan bool) {
 	mask = mask[:len(row)]
@@ -311,19 +312,9 @@ func (a *causalAttn) scores(row, mask []float32) (vmax float32, nan bool) {
 	if a.rMM {
 		roundSlice(row)
 	}
-	scale := a.scale
-	for j, s := range row {
-		row[j] = s * scale
-	}
-	if a.rMul {
-		roundSlice(row)
-	}
-	for j, t := range row {
-		row[j] = t + mask[j]
-	}
-	if a.rAdd {
-		roundSlice(row)
-	}
+	scale := [1]float32{a.scale}
+	binRunRound(opMul, a.rMul, row, row, 1, scale[:], 0)
+	binRunRound(opAdd, a.rAdd, row, row, 1, mask, 1)
 	for _, u := range row {
 		if u > vmax {
 			vmax = u
