@@ -3,6 +3,7 @@ package emulator
 import (
 	"math"
 
+	"github.com/anestar/anestar/internal/fastexp"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -258,6 +259,8 @@ func (a *causalAttn) rows(b, lo, hi int, blocked bool) {
 	// |computed s| <= (1 + k 2^-23) |q_i| |k_j|, and each rounding of the chain moves a value by at most
 	// 2^-11 of it: a slack of 1% and an absolute 1 cover both.
 	slack := (1 + float64(p.k)*0x1p-22) * math.Abs(float64(a.scale)) * 1.01
+	var group [rowGroup][]float32 // rows of exponentials waiting for their sums
+	g := 0
 	for i := lo; i < hi; i++ {
 		row := out[i*n : (i+1)*n]
 		L := a.keep[i]
@@ -282,11 +285,27 @@ func (a *causalAttn) rows(b, lo, hi int, blocked bool) {
 			continue
 		}
 		kept := row[:L]
-		expNormalize(kept, kept, vmax)
-		if a.rSm {
-			roundSlice(kept)
-		}
+		fastexp.Shifted(kept, kept, vmax, false)
 		clear(row[L:])
+		group[g] = kept
+		if g++; g == rowGroup {
+			a.normalizeGroup(&group, g)
+			g = 0
+		}
+	}
+	a.normalizeGroup(&group, g)
+}
+
+// normalizeGroup scales each of the first g rows of exponentials by the reciprocal of its sum
+// (normalize's, side by side: addRows), rounding them when the softmax rounds.
+func (a *causalAttn) normalizeGroup(rows *[rowGroup][]float32, g int) {
+	var sum [rowGroup]float32
+	addRows(&sum, rows, g)
+	for i, r := range rows[:g] {
+		scaleBy(r, 1/sum[i])
+		if a.rSm {
+			roundSlice(r)
+		}
 	}
 }
 

@@ -170,18 +170,14 @@ func argNamed(op *mil.Op, name string) string {
 	return "y"
 }
 
-// rowGroup is how many rows the softmax gradient sums side by side: each row's sum stays one float32
-// addition after another (reduce_sum's order), and the rows' chains interleave, so the sums run at the
-// adds' throughput rather than their latency.
-const rowGroup = 8
-
-// rows computes rows [lo, hi) in groups of rowGroup, one op at a time over the rows (which stay in L1)
-// on the vector code (rounding as it computes); the output rows hold the centered values, a block on
-// the stack the products.
+// rows computes rows [lo, hi) in groups of rowGroup (addRows sums them side by side), one op at a time
+// over the rows (which stay in L1) on the vector code (rounding as it computes); the output rows hold
+// the centered values, a block on the stack the products.
 func (f *softmaxGrad) rows(lo, hi int) {
 	n := f.n
 	sc := []float32{f.scale}
 	var prod [rowGroup][128]float32 // products of a block of each row's columns
+	var block [rowGroup][]float32
 	var sum [rowGroup]float32
 	row := func(v []float32, r int) []float32 { return v[r*n : (r+1)*n] }
 	for r0 := lo; r0 < hi; r0 += rowGroup {
@@ -196,16 +192,9 @@ func (f *softmaxGrad) rows(lo, hi int) {
 				k := min(len(prod[0]), n-j)
 				for i := range g {
 					binRunRound(opMul, c.rA, prod[i][:k], row(f.p, r0+i)[j:j+k], 1, row(x, r0+i)[j:j+k], 1)
+					block[i] = prod[i][:k]
 				}
-				if g == rowGroup {
-					sumGroup(&sum, &prod, k)
-					continue
-				}
-				for i := range g {
-					for _, a := range prod[i][:k] {
-						sum[i] += a
-					}
-				}
+				addRows(&sum, &block, g)
 			}
 			for i := range g {
 				if c.rR {
@@ -220,20 +209,4 @@ func (f *softmaxGrad) rows(lo, hi int) {
 			binRunRound(opMul, f.rS, out, out, 1, sc, 0)
 		}
 	}
-}
-
-// sumGroup adds the first k products of each of the group's rows to its sum, in column order.
-func sumGroup(sum *[rowGroup]float32, prod *[rowGroup][128]float32, k int) {
-	s0, s1, s2, s3, s4, s5, s6, s7 := sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7]
-	for t := range k {
-		s0 += prod[0][t]
-		s1 += prod[1][t]
-		s2 += prod[2][t]
-		s3 += prod[3][t]
-		s4 += prod[4][t]
-		s5 += prod[5][t]
-		s6 += prod[6][t]
-		s7 += prod[7][t]
-	}
-	*sum = [rowGroup]float32{s0, s1, s2, s3, s4, s5, s6, s7}
 }

@@ -296,6 +296,43 @@ func expNormalize(dst, row []float32, m float32) {
 	normalize(dst)
 }
 
+// rowGroup is how many rows addRows sums side by side.
+const rowGroup = 8
+
+// addRows adds the elements of each of the first g rows to its sum, in order: one float32 addition after
+// another from the sum's value, as normalize and reduce_sum add. A whole group's chains interleave over
+// the rows' common length, so the adds run at their throughput rather than their latency; the rest of
+// each row, and the rows of a smaller group, go on alone.
+func addRows(sum *[rowGroup]float32, rows *[rowGroup][]float32, g int) {
+	done := 0
+	if g == rowGroup {
+		n := len(rows[0])
+		for _, r := range rows[1:] {
+			n = min(n, len(r))
+		}
+		r0, r1, r2, r3 := rows[0][:n], rows[1][:n], rows[2][:n], rows[3][:n]
+		r4, r5, r6, r7 := rows[4][:n], rows[5][:n], rows[6][:n], rows[7][:n]
+		s0, s1, s2, s3, s4, s5, s6, s7 := sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7]
+		for j := range n {
+			s0 += r0[j]
+			s1 += r1[j]
+			s2 += r2[j]
+			s3 += r3[j]
+			s4 += r4[j]
+			s5 += r5[j]
+			s6 += r6[j]
+			s7 += r7[j]
+		}
+		*sum = [rowGroup]float32{s0, s1, s2, s3, s4, s5, s6, s7}
+		done = n
+	}
+	for i, r := range rows[:g] {
+		for _, e := range r[done:] {
+			sum[i] += e
+		}
+	}
+}
+
 // normalize scales dst by the reciprocal of its sum, added in order from +0.
 func normalize(dst []float32) {
 	var s float32
