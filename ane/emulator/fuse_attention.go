@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/anestar/anestar/internal/fastexp"
+	"github.com/anestar/anestar/internal/vec"
 	"github.com/anestar/anestar/mil"
 )
 
@@ -335,10 +336,9 @@ func (a *causalAttn) scores(row, mask []float32) (vmax float32, nan bool) {
 	binRunRound(opMul, a.rMul, row, row, 1, scale[:], 0)
 	binRunRound(opAdd, a.rAdd, row, row, 1, mask, 1)
 	for _, u := range row {
-		if u > vmax {
-			vmax = u
+		if u != u {
+			return vmax, true
 		}
-		nan = nan || u != u
 	}
-	return vmax, nan
+	return vec.Max(row), false
 }
