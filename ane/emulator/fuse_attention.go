@@ -301,7 +301,7 @@ func (a *causalAttn) rows(b, lo, hi int, blocked bool) {
 // (normalize's, side by side: addRows), rounding them when the softmax rounds.
 func (a *causalAttn) normalizeGroup(rows *[rowGroup][]float32, g int) {
 	var sum [rowGroup]float32
-	addRows(&sum, rows, g)
+	addRows(sum[:g], rows[:g])
 	for i, r := range rows[:g] {
 		scaleBy(r, 1/sum[i])
 		if a.rSm {

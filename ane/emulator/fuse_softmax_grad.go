@@ -16,9 +16,9 @@ import (
 //	e  = mul(p, d2)
 //	ds = mul(e, scale)       scale a constant scalar
 //
-// runs as one pass per row: each centering pass's row sum, then ds, each op's result rounded as that
-// op rounds it and each sum accumulated in the same order as reduce_sum, so the bits are those of the
-// separate ops; the intermediate tensors are never stored.
+// runs row by row (the rows' sums side by side: addRows): each centering pass's row sum, then ds, each
+// op's result rounded as that op rounds it and each sum accumulated in the same order as reduce_sum, so
+// the bits are those of the separate ops; the intermediate tensors are never stored.
 
 // maxCenterings bounds the centering passes a chain may have.
 const maxCenterings = 4
@@ -100,23 +100,23 @@ func (r *rewriter) matchSoftmaxGrad(i int, last *mil.Op) *fusion {
 	if dop == nil || pName == "" || !sameShape(resultShape(dop), shape) {
 		return nil
 	}
-	// The centering passes, last first; a pass's x read twice (by its mul and its sub) may be the
-	// result of the pass before it.
-	var passes []centerOps
-	for {
-		c, x, ok := r.matchCentering(di, dop, pName, shape)
-		if !ok {
-			return nil
-		}
-		passes = append([]centerOps{c}, passes...)
+	// The centering passes, found last first; a pass's x read twice (by its mul and its sub) may be
+	// the result of the pass before it.
+	c, x, ok := r.matchCentering(di, dop, pName, shape)
+	if !ok {
+		return nil
+	}
+	passes := []centerOps{c}
+	for len(passes) < maxCenterings {
 		j, op, ok := g.innerRead(x, "sub", 2)
-		if !ok || len(passes) == maxCenterings || !sameShape(resultShape(op), shape) {
+		if !ok || !sameShape(resultShape(op), shape) {
 			break
 		}
-		if _, _, ok := r.matchCentering(j, op, pName, shape); !ok {
+		prev, px, ok := r.matchCentering(j, op, pName, shape)
+		if !ok {
 			break
 		}
-		di, dop = j, op
+		passes, x = append([]centerOps{prev}, passes...), px
 	}
 	var ops []int
 	for _, c := range passes {
@@ -194,7 +194,7 @@ func (f *softmaxGrad) rows(lo, hi int) {
 					binRunRound(opMul, c.rA, prod[i][:k], row(f.p, r0+i)[j:j+k], 1, row(x, r0+i)[j:j+k], 1)
 					block[i] = prod[i][:k]
 				}
-				addRows(&sum, &block, g)
+				addRows(sum[:g], block[:g])
 			}
 			for i := range g {
 				if c.rR {

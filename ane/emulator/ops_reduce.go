@@ -268,66 +268,51 @@ func softmaxRow(dst, row []float32) {
 }
 
 // softmaxRows4 is softmaxRow of the four consecutive rows of n values in x, into dst (which may be x):
-// the same bits, the four sums added in step (four chains of additions at a time, each in its row's
-// order) where one row's sum waited on each addition in turn.
+// the same bits, the four sums added side by side (addRows) where one row's sum waited on each
+// addition in turn.
 func softmaxRows4(dst, x []float32, n int) {
 	d0, d1, d2, d3 := dst[:n], dst[n:2*n], dst[2*n:3*n], dst[3*n:4*n]
 	expRow(d0, x[:n])
 	expRow(d1, x[n:2*n])
 	expRow(d2, x[2*n:3*n])
 	expRow(d3, x[3*n:4*n])
-	var s0, s1, s2, s3 float32
-	for j := range d0 {
-		s0 += d0[j]
-		s1 += d1[j]
-		s2 += d2[j]
-		s3 += d3[j]
+	var sum [4]float32
+	rows := [4][]float32{d0, d1, d2, d3}
+	addRows(sum[:], rows[:])
+	for i, d := range rows {
+		scaleBy(d, 1/sum[i])
 	}
-	scaleBy(d0, 1/s0)
-	scaleBy(d1, 1/s1)
-	scaleBy(d2, 1/s2)
-	scaleBy(d3, 1/s3)
 }
 
-// expNormalize sets dst to exp(row - m) scaled to sum to 1, m the row's maximum, known: every
-// exponential computed, summed in order.
-func expNormalize(dst, row []float32, m float32) {
-	fastexp.Shifted(dst, row, m, false)
-	normalize(dst)
-}
-
-// rowGroup is how many rows addRows sums side by side.
+// rowGroup is how many rows the fused steps gather for addRows.
 const rowGroup = 8
 
-// addRows adds the elements of each of the first g rows to its sum, in order: one float32 addition after
-// another from the sum's value, as normalize and reduce_sum add. A whole group's chains interleave over
-// the rows' common length, so the adds run at their throughput rather than their latency; the rest of
-// each row, and the rows of a smaller group, go on alone.
-func addRows(sum *[rowGroup]float32, rows *[rowGroup][]float32, g int) {
-	done := 0
-	if g == rowGroup {
-		n := len(rows[0])
-		for _, r := range rows[1:] {
-			n = min(n, len(r))
-		}
-		r0, r1, r2, r3 := rows[0][:n], rows[1][:n], rows[2][:n], rows[3][:n]
-		r4, r5, r6, r7 := rows[4][:n], rows[5][:n], rows[6][:n], rows[7][:n]
-		s0, s1, s2, s3, s4, s5, s6, s7 := sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7]
+// addRows adds the elements of each of rows to its sum, in order: one float32 addition after another
+// from the sum's value, as normalize and reduce_sum add. Four rows at a time, their chains interleave
+// over the four's common length, so the adds run at their throughput rather than their latency; the
+// rest of each row, and the last rows short of four, go on alone.
+func addRows(sum []float32, rows [][]float32) {
+	sum = sum[:len(rows)]
+	q := len(rows) &^ 3
+	for k := 0; k < q; k += 4 {
+		n := min(len(rows[k]), len(rows[k+1]), len(rows[k+2]), len(rows[k+3]))
+		r0, r1, r2, r3 := rows[k][:n], rows[k+1][:n], rows[k+2][:n], rows[k+3][:n]
+		s0, s1, s2, s3 := sum[k], sum[k+1], sum[k+2], sum[k+3]
 		for j := range n {
 			s0 += r0[j]
 			s1 += r1[j]
 			s2 += r2[j]
 			s3 += r3[j]
-			s4 += r4[j]
-			s5 += r5[j]
-			s6 += r6[j]
-			s7 += r7[j]
 		}
-		*sum = [rowGroup]float32{s0, s1, s2, s3, s4, s5, s6, s7}
-		done = n
+		sum[k], sum[k+1], sum[k+2], sum[k+3] = s0, s1, s2, s3
+		for i := k; i < k+4; i++ {
+			for _, e := range rows[i][n:] {
+				sum[i] += e
+			}
+		}
 	}
-	for i, r := range rows[:g] {
-		for _, e := range r[done:] {
+	for i := q; i < len(rows); i++ {
+		for _, e := range rows[i] {
 			sum[i] += e
 		}
 	}
