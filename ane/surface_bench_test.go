@@ -6,14 +6,21 @@ import (
 	"github.com/anestar/anestar/mil"
 )
 
-// BenchmarkStageWeights writes the weights of the language model's 4 layers into their packed fp32
+// BenchmarkStageWeights writes the weights of the language model's 4 layers into their packed
 // kernel inputs the way its optimizer step does (dim 256, hidden 704, 8 sequences of 128 beside them):
 // per layer wq, wk, wv, wo transposed into the attention forward and backward inputs, w1 and w3
 // transposed and w2 as it is into the FFN forward and backward inputs. Each matrix and surface is its
-// own memory, as in a run, so most of it is out of cache. It reports ms per staging.
+// own memory, as in a run, so most of it is out of cache. It reports ms per staging, into fp16 inputs
+// (the emulator's default) and fp32 ones (its --fp32).
 //
 //	go test -run - -bench StageWeights ./ane
 func BenchmarkStageWeights(b *testing.B) {
+	for _, dt := range []mil.DType{mil.FP16, mil.FP32} {
+		b.Run(dt.String(), func(b *testing.B) { benchStageWeights(b, dt) })
+	}
+}
+
+func benchStageWeights(b *testing.B, dt mil.DType) {
 	const layers, d, h, n = 4, 256, 704, 1024
 	type write struct {
 		sf         *Surface
@@ -23,7 +30,7 @@ func BenchmarkStageWeights(b *testing.B) {
 	}
 	var writes []write
 	surface := func(cols int) *Surface {
-		sf, err := NewSurface("x", mil.Tensor(mil.FP32, 1, d, 1, cols), NewHeapMemory(d*cols*4))
+		sf, err := NewSurface("x", mil.Tensor(dt, 1, d, 1, cols), NewHeapMemory(d*cols*dt.Bits()/8))
 		if err != nil {
 			b.Fatal(err)
 		}

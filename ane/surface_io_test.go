@@ -115,8 +115,10 @@ func TestSplitRegions(t *testing.T) {
 		{mil.FP16, 300, 1024, 20, 256, 100, 768}, // a [256, 768] matrix beside other values
 		{mil.FP32, 300, 1024, 20, 256, 100, 768},
 		{mil.FP32, 301, 1031, 17, 255, 101, 771}, // odd sizes, split
-		{mil.FP32, 11, 37, 3, 5, 9, 13},          // odd sizes, one piece
-		{mil.FP32, 4, 9, 0, 4, 8, 1},             // one column at the edge
+		{mil.FP16, 301, 1031, 17, 255, 101, 771}, // partial tiles of the fp16 transposed write
+		{mil.FP16, 11, 37, 3, 5, 9, 13},
+		{mil.FP32, 11, 37, 3, 5, 9, 13}, // odd sizes, one piece
+		{mil.FP32, 4, 9, 0, 4, 8, 1},    // one column at the edge
 	} {
 		for _, transposed := range []bool{false, true} {
 			checkRegion(t, tc.d, tc.c, tc.s, tc.ch, tc.nch, tc.col, tc.ncol, transposed)
