@@ -27,6 +27,10 @@ func cpuLMFns() []fnDef {
 		{sig: "unscale_clip(grads, scale, max_norm = 0.0)", doc: "Divides a list of loss-scaled gradients in place by scale and, when max_norm > 0, clips their global norm to it, " +
 			"in one pass after the norm; returns the global norm of the unscaled gradients. When that is inf or NaN (an element is) nothing changes: " +
 			"dynamic loss scaling's found-inf check, all_finite, unscale and clip_norm in two passes over the gradients instead of four.", fn: cpuUnscaleClip},
+		{sig: "clip_factor(grads, scale, max_norm = 0.0)", doc: "unscale_clip's first pass alone, the gradients left as they are: a tuple (norm, factor), the global norm of the " +
+			"gradients divided by scale and the factor unscale_clip would multiply them by (1/scale, times max_norm/norm when the norm exceeds max_norm > 0). " +
+			"An optimizer's step(grads, lr, grad_scale = factor) then applies it as it reads them, with unscale_clip's bits in one pass over the gradients less. " +
+			"A norm of inf or NaN (an element is) means: skip the step.", fn: cpuClipFactor},
 	}
 }
 
@@ -179,4 +183,21 @@ func cpuUnscaleClip(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 		return nil, nameErr(b.Name(), trimPrefix(err, "nn.UnscaleClip: "))
 	}
 	return starlark.Float(n), nil
+}
+
+func cpuClipFactor(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var grads starlark.Value
+	var scale, maxNorm number
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "grads", &grads, "scale", &scale, "max_norm?", &maxNorm); err != nil {
+		return nil, err
+	}
+	gs, err := gradSlices(b.Name(), grads, false)
+	if err != nil {
+		return nil, err
+	}
+	n, f, err := nn.ClipFactor(float32(scale), float32(maxNorm), gs...)
+	if err != nil {
+		return nil, nameErr(b.Name(), err)
+	}
+	return starlark.Tuple{starlark.Float(n), starlark.Float(f)}, nil
 }

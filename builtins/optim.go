@@ -49,7 +49,9 @@ var optimizerType = &typeDef{
 	members: []fnDef{
 		{sig: "kind", doc: "\"sgd\", \"momentum\", \"adagrad\", \"rmsprop\", \"adam\" or \"adamw\"."},
 		{sig: "steps", doc: "The number of steps taken (Adam's t)."},
-		{sig: "step(grads, lr)", doc: "Updates every parameter from grads, a dict with the same names, with learning rate lr.", fn: optStep},
+		{sig: "step(grads, lr, grad_scale = 1.0)", doc: "Updates every parameter from grads, a dict with the same names, with learning rate lr. " +
+			"grad_scale multiplies each gradient element as it is read, the gradients left as they are: cpu.clip_factor's factor, " +
+			"the bits of unscale_clip then step in a pass less.", fn: optStep},
 		{sig: "state()", doc: "A dict of tensors: \"NAME/SLOT\" for each parameter's state (views of the live state) and \"steps\", the step count as a 1-element tensor.", fn: optState},
 		{sig: "load_state(state)", doc: "Restores a dict made by state() (for example read back from a checkpoint); every slot must be present with its size.", fn: optLoadState},
 	},
@@ -181,7 +183,8 @@ func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	o := b.Receiver().(*optimizer)
 	var grads *starlark.Dict
 	var lr number
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "grads", &grads, "lr", &lr); err != nil {
+	gscale := number(1)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "grads", &grads, "lr", &lr, "grad_scale?", &gscale); err != nil {
 		return nil, err
 	}
 	keys, vals, err := dictItems(b.Name(), "grads", grads)
@@ -215,7 +218,7 @@ func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 		}
 	}
 	for _, k := range o.names {
-		if err := o.opts[k].Step(o.params[k].data, g[k].data, float32(lr)); err != nil {
+		if err := o.opts[k].StepScaled(o.params[k].data, g[k].data, float32(lr), float32(gscale)); err != nil {
 			return nil, nameErrf(b.Name(), "%s: %w", k, err)
 		}
 	}

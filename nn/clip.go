@@ -89,32 +89,47 @@ const normChunk = 1 << 15
 
 // UnscaleClip divides gradients that carry a loss scale by scale and, when
 // maxNorm > 0, scales them further so that their global norm is at most
-// maxNorm: one pass for the norm, one multiply by the combined factor. It
-// returns the global norm of the unscaled gradients. When that norm is inf or
-// NaN (an element is) the slices are left unchanged: the found-inf check of
-// dynamic loss scaling, the caller skipping the step. A scale that is not
-// positive and finite, or a negative maxNorm, is an error.
+// maxNorm: one pass for the norm, one multiply by the combined factor
+// (ClipFactor's). It returns the global norm of the unscaled gradients. When
+// that norm is inf or NaN (an element is) the slices are left unchanged: the
+// found-inf check of dynamic loss scaling, the caller skipping the step. A
+// scale that is not positive and finite, or a negative maxNorm, is an error.
 func UnscaleClip(scale, maxNorm float32, grads ...[]float32) (float64, error) {
-	if !(scale > 0) || math.IsInf(float64(scale), 0) {
-		return 0, fmt.Errorf("nn.UnscaleClip: scale %g, want a positive finite number", scale)
+	norm, f, err := ClipFactor(scale, maxNorm, grads...)
+	if err != nil {
+		return 0, fmt.Errorf("nn.UnscaleClip: %w", err)
 	}
-	if !(maxNorm >= 0) {
-		return 0, fmt.Errorf("nn.UnscaleClip: maxNorm %g, want >= 0", maxNorm)
-	}
-	norm := GlobalNorm(grads...) / float64(scale)
 	if math.IsInf(norm, 0) || math.IsNaN(norm) {
 		return norm, nil
 	}
-	f := 1 / float64(scale)
-	if maxNorm > 0 && norm > float64(maxNorm) {
-		f *= float64(maxNorm) / norm
-	}
 	if f != 1 {
 		for _, g := range grads {
-			Scale(g, float32(f))
+			Scale(g, f)
 		}
 	}
 	return norm, nil
+}
+
+// ClipFactor is UnscaleClip's first pass alone: the global norm of the
+// gradients divided by scale, and the factor UnscaleClip multiplies them by,
+// 1/scale times maxNorm/norm when the norm exceeds maxNorm > 0. The slices
+// are left unchanged: an optimizer's StepScaled takes the factor as it reads
+// them, a pass over the gradients less. When the norm is inf or NaN the
+// factor is 1/scale (the caller skips the step). A scale that is not
+// positive and finite, or a negative maxNorm, is an error.
+func ClipFactor(scale, maxNorm float32, grads ...[]float32) (float64, float32, error) {
+	if !(scale > 0) || math.IsInf(float64(scale), 0) {
+		return 0, 0, fmt.Errorf("scale %g, want a positive finite number", scale)
+	}
+	if !(maxNorm >= 0) {
+		return 0, 0, fmt.Errorf("maxNorm %g, want >= 0", maxNorm)
+	}
+	norm := GlobalNorm(grads...) / float64(scale)
+	f := 1 / float64(scale)
+	if maxNorm > 0 && norm > float64(maxNorm) && !math.IsInf(norm, 0) {
+		f *= float64(maxNorm) / norm
+	}
+	return norm, float32(f), nil
 }
 
 // ClipByGlobalNorm scales all the slices by maxNorm/norm when their global

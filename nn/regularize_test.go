@@ -175,3 +175,41 @@ func TestUnscaleClip(t *testing.T) {
 		}
 	}
 }
+
+// TestClipFactorIsUnscaleClips checks that ClipFactor's norm and factor are the ones UnscaleClip
+// applies: the gradients multiplied by the factor are UnscaleClip's, bit for bit, and ClipFactor
+// leaves them unchanged; an inf gradient gives an inf norm; bad scales are errors.
+func TestClipFactorIsUnscaleClips(t *testing.T) {
+	base := []float32{3e4, -4e4, 1200, 0.5, 7}
+	for _, c := range []struct{ scale, clip float32 }{{1024, 0}, {1024, 1}, {1024, 1e6}, {1, 0}, {3, 2}} {
+		g := append([]float32(nil), base...)
+		norm, f, err := ClipFactor(c.scale, c.clip, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range g {
+			if g[i] != base[i] {
+				t.Fatalf("ClipFactor changed g[%d]", i)
+			}
+		}
+		want, err := UnscaleClip(c.scale, c.clip, g)
+		if err != nil || norm != want {
+			t.Errorf("scale %v clip %v: norm %v, UnscaleClip's %v (%v)", c.scale, c.clip, norm, want, err)
+		}
+		for i, v := range base {
+			if v*f != g[i] {
+				t.Errorf("scale %v clip %v: g[%d] times the factor %v, UnscaleClip gives %v", c.scale, c.clip, i, v*f, g[i])
+			}
+		}
+	}
+	g := append([]float32(nil), base...)
+	g[1] = float32(math.Inf(-1))
+	if norm, _, err := ClipFactor(1024, 1, g); err != nil || !math.IsInf(norm, 1) {
+		t.Errorf("an inf gradient: norm %v, %v", norm, err)
+	}
+	for _, c := range []struct{ scale, clip float32 }{{0, 1}, {float32(math.NaN()), 1}, {1, -1}} {
+		if _, _, err := ClipFactor(c.scale, c.clip, g); err == nil {
+			t.Errorf("scale %v clip %v: no error", c.scale, c.clip)
+		}
+	}
+}

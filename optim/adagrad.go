@@ -30,13 +30,17 @@ func NewAdaGrad(n int, eps float32) *AdaGrad {
 func (o *AdaGrad) Name() string { return "adagrad" }
 
 // Step implements Optimizer.
-func (o *AdaGrad) Step(w, g []float32, lr float32) error {
-	if err := stepCheck("AdaGrad", len(o.Sum), w, g, lr); err != nil {
+func (o *AdaGrad) Step(w, g []float32, lr float32) error { return o.StepScaled(w, g, lr, 1) }
+
+// StepScaled implements Optimizer.
+func (o *AdaGrad) StepScaled(w, g []float32, lr, gscale float32) error {
+	if err := stepCheck("AdaGrad", len(o.Sum), w, g, lr, gscale); err != nil {
 		return err
 	}
 	par.Grained(len(w), optGrain, func(lo, hi int) {
 		wr, gr, sr := w[lo:hi], g[lo:hi], o.Sum[lo:hi]
 		for i, gi := range gr {
+			gi = float32(gi * gscale)
 			s := sr[i] + gi*gi
 			sr[i] = s
 			wr[i] -= lr * gi / (sqrt32(s) + o.Eps)

@@ -47,19 +47,22 @@ func (o *Adam) Name() string {
 }
 
 // Step implements Optimizer.
-func (o *Adam) Step(w, g []float32, lr float32) error {
-	if err := stepCheck("Adam", len(o.M), w, g, lr); err != nil {
+func (o *Adam) Step(w, g []float32, lr float32) error { return o.StepScaled(w, g, lr, 1) }
+
+// StepScaled implements Optimizer.
+func (o *Adam) StepScaled(w, g []float32, lr, gscale float32) error {
+	if err := stepCheck("Adam", len(o.M), w, g, lr, gscale); err != nil {
 		return err
 	}
 	if len(o.V) != len(o.M) {
-		return stepCheck("Adam", len(o.V), w, g, lr)
+		return stepCheck("Adam", len(o.V), w, g, lr, gscale)
 	}
 	t := float64(o.Steps + 1)
 	b1, b2, eps := o.Beta1, o.Beta2, o.Eps
 	bc1 := float32(1 - math.Pow(float64(b1), t))
 	bc2 := float32(1 - math.Pow(float64(b2), t))
 	decay := 1 - lr*o.WeightDecay
-	c := adamConsts{b1: b1, c1: 1 - b1, b2: b2, c2: 1 - b2, decay: decay, bc1: bc1, bc2: bc2, lr: lr, eps: eps}
+	c := adamConsts{b1: b1, c1: 1 - b1, b2: b2, c2: 1 - b2, decay: decay, bc1: bc1, bc2: bc2, lr: lr, eps: eps, gs: gscale}
 	if o.WeightDecay == 0 {
 		c.decay = 1 // w*1 is w: the vector code always multiplies
 	}
@@ -68,6 +71,7 @@ func (o *Adam) Step(w, g []float32, lr float32) error {
 		k := adamVec(wr, gr, mr, vr, c)
 		wr, gr, mr, vr = wr[k:], gr[k:], mr[k:], vr[k:]
 		for i, gi := range gr {
+			gi = float32(gi * gscale)
 			m := b1*mr[i] + (1-b1)*gi
 			v := b2*vr[i] + (1-b2)*gi*gi
 			mr[i], vr[i] = m, v

@@ -10,7 +10,7 @@ import "github.com/anestar/anestar/internal/cpuid"
 
 // adamConsts are the update's constants, in the order adamAVX2 reads them.
 type adamConsts struct {
-	b1, c1, b2, c2, decay, bc1, bc2, lr, eps float32
+	b1, c1, b2, c2, decay, bc1, bc2, lr, eps, gs float32
 }
 
 // adamAVX2 updates w, m and v from grad for n elements, n a multiple of 8.

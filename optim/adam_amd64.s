@@ -4,7 +4,7 @@
 
 // func adamAVX2(w, grad, m, v *float32, n int, c *adamConsts)
 // Per lane, in the scalar code's order:
-//   m = b1*m + c1*g;  v = b2*v + (c2*g)*g;  w = w*decay - (lr*(m/bc1)) / (sqrt(v/bc2) + eps)
+//   g = g*gs;  m = b1*m + c1*g;  v = b2*v + (c2*g)*g;  w = w*decay - (lr*(m/bc1)) / (sqrt(v/bc2) + eps)
 // Operand order is Go's: VSUBPS b, a, d computes d = a - b; VDIVPS b, a, d computes d = a / b.
 TEXT ·adamAVX2(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), DI
@@ -22,12 +22,13 @@ TEXT ·adamAVX2(SB), NOSPLIT, $0-48
 	VBROADCASTSS 24(R8), Y14 // bc2
 	VBROADCASTSS 28(R8), Y15 // lr
 	VBROADCASTSS 32(R8), Y7  // eps
+	VBROADCASTSS 36(R8), Y6  // gs
 	XORQ         AX, AX
 
 loop:
 	CMPQ    AX, CX
 	JGE     done
-	VMOVUPS (SI)(AX*4), Y0  // g
+	VMULPS  (SI)(AX*4), Y6, Y0 // g*gs
 	VMULPS  (R10)(AX*4), Y8, Y1 // b1*m
 	VMULPS  Y0, Y9, Y2      // c1*g
 	VADDPS  Y2, Y1, Y1      // m

@@ -4,7 +4,7 @@ package optim
 
 // adamConsts are the update's constants.
 type adamConsts struct {
-	b1, c1, b2, c2, decay, bc1, bc2, lr, eps float32
+	b1, c1, b2, c2, decay, bc1, bc2, lr, eps, gs float32
 }
 
 // hasAdamVec is false here: there is no vector code on this architecture.

@@ -29,14 +29,18 @@ func NewMomentum(n int, beta float32, nesterov bool) *Momentum {
 func (o *Momentum) Name() string { return "momentum" }
 
 // Step implements Optimizer.
-func (o *Momentum) Step(w, g []float32, lr float32) error {
-	if err := stepCheck("Momentum", len(o.Velocity), w, g, lr); err != nil {
+func (o *Momentum) Step(w, g []float32, lr float32) error { return o.StepScaled(w, g, lr, 1) }
+
+// StepScaled implements Optimizer.
+func (o *Momentum) StepScaled(w, g []float32, lr, gscale float32) error {
+	if err := stepCheck("Momentum", len(o.Velocity), w, g, lr, gscale); err != nil {
 		return err
 	}
 	beta, keep := o.Beta, 1-o.Dampening
 	par.Grained(len(w), optGrain, func(lo, hi int) {
 		wr, gr, vr := w[lo:hi], g[lo:hi], o.Velocity[lo:hi]
 		for i, gi := range gr {
+			gi = float32(gi * gscale)
 			v := beta*vr[i] + keep*gi
 			vr[i] = v
 			if o.Nesterov {

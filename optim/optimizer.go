@@ -2,6 +2,7 @@ package optim
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -15,6 +16,11 @@ type Optimizer interface {
 	// Step applies one update with learning rate lr: w -= lr * update(g).
 	// w and g must have the length the optimizer was made for.
 	Step(w, g []float32, lr float32) error
+	// StepScaled is Step from the gradient g*gscale, each element's
+	// product rounded to float32 as it is read (the bits of multiplying g
+	// first, as an unscale and clip would, in one pass less; g is left as
+	// it is). StepScaled(w, g, lr, 1) is Step(w, g, lr).
+	StepScaled(w, g []float32, lr, gscale float32) error
 	// State returns the step count and the live state buffers.
 	State() State
 	// SetState restores a saved state; slot names and lengths must match.
@@ -34,12 +40,15 @@ type Slot struct {
 }
 
 // stepCheck validates the slices of a Step call against the optimizer's size.
-func stepCheck(name string, n int, w, g []float32, lr float32) error {
+func stepCheck(name string, n int, w, g []float32, lr, gscale float32) error {
 	if len(w) != n || len(g) != n {
 		return fmt.Errorf("optim.%s.Step: w has %d and g %d elements, optimizer made for %d", name, len(w), len(g), n)
 	}
 	if lr != lr {
 		return fmt.Errorf("optim.%s.Step: learning rate is NaN", name)
+	}
+	if gscale != gscale || math.IsInf(float64(gscale), 0) {
+		return fmt.Errorf("optim.%s.Step: gradient scale %g, want a finite number", name, gscale)
 	}
 	return nil
 }

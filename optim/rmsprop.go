@@ -28,14 +28,18 @@ func NewRMSProp(n int, rho, eps float32) *RMSProp {
 func (o *RMSProp) Name() string { return "rmsprop" }
 
 // Step implements Optimizer.
-func (o *RMSProp) Step(w, g []float32, lr float32) error {
-	if err := stepCheck("RMSProp", len(o.MeanSquare), w, g, lr); err != nil {
+func (o *RMSProp) Step(w, g []float32, lr float32) error { return o.StepScaled(w, g, lr, 1) }
+
+// StepScaled implements Optimizer.
+func (o *RMSProp) StepScaled(w, g []float32, lr, gscale float32) error {
+	if err := stepCheck("RMSProp", len(o.MeanSquare), w, g, lr, gscale); err != nil {
 		return err
 	}
 	rho := o.Rho
 	par.Grained(len(w), optGrain, func(lo, hi int) {
 		wr, gr, vr := w[lo:hi], g[lo:hi], o.MeanSquare[lo:hi]
 		for i, gi := range gr {
+			gi = float32(gi * gscale)
 			v := rho*vr[i] + (1-rho)*gi*gi
 			vr[i] = v
 			wr[i] -= lr * gi / (sqrt32(v) + o.Eps)

@@ -18,14 +18,17 @@ func NewSGD(n int) *SGD { return &SGD{N: n} }
 func (o *SGD) Name() string { return "sgd" }
 
 // Step implements Optimizer.
-func (o *SGD) Step(w, g []float32, lr float32) error {
-	if err := stepCheck("SGD", o.N, w, g, lr); err != nil {
+func (o *SGD) Step(w, g []float32, lr float32) error { return o.StepScaled(w, g, lr, 1) }
+
+// StepScaled implements Optimizer.
+func (o *SGD) StepScaled(w, g []float32, lr, gscale float32) error {
+	if err := stepCheck("SGD", o.N, w, g, lr, gscale); err != nil {
 		return err
 	}
 	par.Grained(len(w), optGrain, func(lo, hi int) {
 		wr, gr := w[lo:hi], g[lo:hi]
 		for i := range wr {
-			wr[i] -= lr * gr[i]
+			wr[i] -= lr * float32(gr[i]*gscale)
 		}
 	})
 	o.Steps++
