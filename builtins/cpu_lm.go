@@ -168,17 +168,24 @@ func cpuAllFinite(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	return starlark.Bool(nn.AllFinite(gs...)), nil
 }
 
-func cpuUnscaleClip(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+// clipArgs unpacks unscale_clip's and clip_factor's (grads, scale, max_norm = 0.0), the gradients to
+// be written when write.
+func clipArgs(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, write bool) ([][]float32, float32, float32, error) {
 	var grads starlark.Value
 	var scale, maxNorm number
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "grads", &grads, "scale", &scale, "max_norm?", &maxNorm); err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	gs, err := gradSlices(b.Name(), grads, true)
+	gs, err := gradSlices(b.Name(), grads, write)
+	return gs, float32(scale), float32(maxNorm), err
+}
+
+func cpuUnscaleClip(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	gs, scale, maxNorm, err := clipArgs(b, args, kwargs, true)
 	if err != nil {
 		return nil, err
 	}
-	n, err := nn.UnscaleClip(float32(scale), float32(maxNorm), gs...)
+	n, err := nn.UnscaleClip(scale, maxNorm, gs...)
 	if err != nil {
 		return nil, nameErr(b.Name(), trimPrefix(err, "nn.UnscaleClip: "))
 	}
@@ -186,16 +193,11 @@ func cpuUnscaleClip(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 }
 
 func cpuClipFactor(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var grads starlark.Value
-	var scale, maxNorm number
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "grads", &grads, "scale", &scale, "max_norm?", &maxNorm); err != nil {
-		return nil, err
-	}
-	gs, err := gradSlices(b.Name(), grads, false)
+	gs, scale, maxNorm, err := clipArgs(b, args, kwargs, false)
 	if err != nil {
 		return nil, err
 	}
-	n, f, err := nn.ClipFactor(float32(scale), float32(maxNorm), gs...)
+	n, f, err := nn.ClipFactor(scale, maxNorm, gs...)
 	if err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
