@@ -104,8 +104,8 @@ func TestSgemmCoreSlots(t *testing.T) {
 		if err := lib.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n); err != nil {
 			t.Fatal(err)
 		}
-		if got := calls.Load(); got < 2 || got > int64(procs) {
-			t.Fatalf("a product alone made %d library calls, want it split in 2 to %d", got, procs)
+		if got := calls.Load(); got < 2 || got > int64(piecesPerCore*procs) {
+			t.Fatalf("a product alone made %d library calls, want it split in 2 to %d", got, piecesPerCore*procs)
 		}
 	}
 }
@@ -119,5 +119,67 @@ func TestForeignCallsCounted(t *testing.T) {
 	f(false, false, 1, 1, 1, 1, nil, 1, nil, 1, 0, nil, 1)
 	if during != before+1 || foreignCalls.Load() != before {
 		t.Fatalf("foreign calls: %d before, %d during, %d after", before, during, foreignCalls.Load())
+	}
+}
+
+// A product that starts with every other core slot held runs on the caller alone; the slots that come
+// free while it runs take over the pieces still to go, and the pieces are the ones a product with free
+// slots has (the bits do not depend on when the slots came free).
+func TestSplitProductTakesSlotsFreedLater(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	if procs < 2 {
+		t.Skip("one core: nothing to hand over")
+	}
+	gonum, err := loadLibrary("gonum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const m, n, k = 512, 128, 160
+	var held int
+	for tryAcquireCore() { // every slot, then one back for the product's caller
+		held++
+	}
+	releaseCore()
+	held--
+	var inFlight, most atomic.Int32
+	var mu sync.Mutex
+	var blocks [][2]int
+	var once sync.Once
+	lib := &library{name: "slow", sgemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32,
+		lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+		now := inFlight.Add(1)
+		for old := most.Load(); now > old && !most.CompareAndSwap(old, now); old = most.Load() {
+		}
+		once.Do(func() { // the first piece is under way: the held slots come free
+			for range held {
+				releaseCore()
+			}
+		})
+		mu.Lock()
+		blocks = append(blocks, [2]int{m, len(a)})
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		gonum.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		inFlight.Add(-1)
+	}}
+	lib.goSplit.Store(true)
+	rng := rand.New(rand.NewPCG(15, 16))
+	a, b := randSlice(rng, m*k), randSlice(rng, k*n)
+	c := make([]float32, m*n)
+	if err := lib.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n); err != nil {
+		t.Fatal(err)
+	}
+	want, scale := refSgemm(false, false, m, n, k, 1, a, k, b, n, 0, make([]float32, m*n), n)
+	for j, v := range c {
+		if math.Abs(float64(v)-want[j]) > 1e-5*scale[j]+1e-30 {
+			t.Fatalf("c[%d] = %v, want %v", j, v, want[j])
+		}
+	}
+	size, pieces, _ := splitPieces(m, n, k)
+	if len(blocks) != pieces {
+		t.Fatalf("%d library calls, want the %d pieces of %d rows", len(blocks), pieces, size)
+	}
+	if most.Load() < 2 {
+		t.Errorf("the pieces after the slots came free ran on the caller alone")
 	}
 }
