@@ -134,7 +134,7 @@ func TestSplitProductTakesSlotsFreedLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const m, n, k = 512, 128, 160
+	const m, n, k = 1024, 128, 160
 	var held int
 	for tryAcquireCore() { // every slot, then one back for the product's caller
 		held++

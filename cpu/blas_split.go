@@ -100,7 +100,7 @@ func splitPieces(m, n, k int) (size, pieces int, byRows bool) {
 	if 2*m*n*k < splitFLOPs {
 		return span, 1, byRows
 	}
-	parts := min(piecesPerCore*par.Procs(), span/splitAlign)
+	parts := max(min(par.Procs(), span/splitAlign), min(piecesPerCore*par.Procs(), span/minLatePiece))
 	if parts <= 1 {
 		return span, 1, byRows
 	}
@@ -116,6 +116,10 @@ func splitPieces(m, n, k int) (size, pieces int, byRows bool) {
 // in 40 steps found a slot free when they ended: 12.5 ms a step of products whose second half could
 // have run beside the first.
 const piecesPerCore = 2
+
+// minLatePiece is the fewest rows (or columns) of a piece beyond one per core: four pieces per core,
+// 128 columns each at the language model's default sizes, made its step 10 % slower than two, of 256.
+const minLatePiece = 256
 
 // splitSgemm computes the validated product with m, n, k > 0 in the pieces splitPieces gives (more than
 // one). The caller holds a core slot; with serial it runs every piece in turn, else each helper that joins
