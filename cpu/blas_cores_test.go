@@ -158,7 +158,7 @@ func TestSplitProductTakesSlotsFreedLater(t *testing.T) {
 		mu.Lock()
 		blocks = append(blocks, [2]int{m, len(a)})
 		mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // long beside a helper's wake-up, even on a loaded machine
 		gonum.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		inFlight.Add(-1)
 	}}
