@@ -176,9 +176,10 @@ func TestUnscaleClip(t *testing.T) {
 	}
 }
 
-// TestClipFactorIsUnscaleClips checks that ClipFactor's norm and factor are the ones UnscaleClip
-// applies: the gradients multiplied by the factor are UnscaleClip's, bit for bit, and ClipFactor
-// leaves them unchanged; an inf gradient gives an inf norm; bad scales are errors.
+// TestClipFactorIsUnscaleClips checks ClipFactor's norm and factor against float64 formulas, that
+// they are the ones UnscaleClip applies (the gradients multiplied by the factor are UnscaleClip's, bit
+// for bit), and that ClipFactor leaves the gradients unchanged; an inf gradient gives an inf norm; bad
+// scales are errors.
 func TestClipFactorIsUnscaleClips(t *testing.T) {
 	base := []float32{3e4, -4e4, 1200, 0.5, 7}
 	for _, c := range []struct{ scale, clip float32 }{{1024, 0}, {1024, 1}, {1024, 1e6}, {1, 0}, {3, 2}} {
@@ -191,6 +192,18 @@ func TestClipFactorIsUnscaleClips(t *testing.T) {
 			if g[i] != base[i] {
 				t.Fatalf("ClipFactor changed g[%d]", i)
 			}
+		}
+		var ss float64
+		for _, v := range base {
+			ss += float64(v) * float64(v)
+		}
+		wantNorm := math.Sqrt(ss) / float64(c.scale)
+		wantF := 1 / float64(c.scale)
+		if c.clip > 0 && wantNorm > float64(c.clip) {
+			wantF *= float64(c.clip) / wantNorm
+		}
+		if math.Abs(norm-wantNorm) > 1e-12*wantNorm || math.Abs(float64(f)-wantF) > 1e-6*wantF {
+			t.Errorf("scale %v clip %v: norm %v factor %v, want %v and %v", c.scale, c.clip, norm, f, wantNorm, wantF)
 		}
 		want, err := UnscaleClip(c.scale, c.clip, g)
 		if err != nil || norm != want {
