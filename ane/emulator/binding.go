@@ -168,7 +168,7 @@ func (k *Kernel) Bind() (ane.Binding, error) {
 		b.plan, b.inX, b.outX = p, p.inX, p.outX
 	} else {
 		for i, s := range b.ins {
-			b.inX = append(b.inX, newInputTransfer(s, k.inT[i]))
+			b.inX = append(b.inX, k.inputTransfer(i, s))
 		}
 		for i, s := range b.outs {
 			b.outX = append(b.outX, newTransfer(s, k.outSegs[i], false))

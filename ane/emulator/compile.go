@@ -20,6 +20,7 @@ type step struct {
 	result string       // first result name
 	pw     *piecewise   // an elementwise step's work over any range of its result (chain.go); nil for others
 	chain  int          // the ops of a chain step (chain.go); 0 for others
+	gather *gather      // the copy a slice or transpose step makes (viewStep); nil for others
 }
 
 // rounder rounds one result buffer to fp16, in parallel pieces.
@@ -57,6 +58,7 @@ type build struct {
 	// concatParts maps the result of a concat that lays its values end to end (one block each) to
 	// those values, so that an output concat can be written to its surface from the parts.
 	concatParts map[*tensor][]*tensor
+	inViews     map[*tensor][]inView // per function input, the slices that read it (input_views.go)
 }
 
 // memory is where the build pass's buffers come from: planned results (plan.go), the backend's shared

@@ -42,7 +42,9 @@
 // memory instead of allocating, zeroing and paging it in again. Buffers are handed out uncleared
 // (every op writes all of its result), surface memory cleared. Surface transfers (io.go) convert fp16
 // bytes directly with the vectorised conversions of package half; an output that is a concat of whole
-// channel blocks is written from its parts (output_concat.go): the concat never runs and has no buffer.
+// channel blocks is written from its parts (output_concat.go): the concat never runs and has no buffer;
+// an input read by slices alone (a packed input) is decoded window by window, the windows its gathering
+// slices take straight into their buffers (input_views.go): those gathers never run.
 //
 // Fusion (fuse.go): before compiling, the fusion pass finds op chains that it runs as one step, computing
 // exactly what the separate ops compute (the same operations on the same values in the same order, so

@@ -20,6 +20,7 @@ type Kernel struct {
 	inT     []*tensor   // the input values, read from a binding's inputs at each Eval
 	outT    []*tensor   // the output values, written to a binding's outputs after each Eval
 	outSegs [][]ioPiece // per output, the buffers its transfer writes (an output concat's parts)
+	inSegs  [][]ioPiece // per input, the buffers its transfer reads when not its tensor alone (input_views.go)
 	steps   []step      // the ops, in order
 	fp16    bool        // round results to fp16 (FP16)
 	check   bool        // report the first result holding inf or NaN
@@ -103,7 +104,7 @@ func (k *Kernel) Close() error {
 	k.binds = nil
 	k.ar.rec.give(k.owned, bytes)
 	k.ar.release(k.scratch)
-	k.steps, k.inT, k.outT, k.outSegs, k.owned, k.scratch = nil, nil, nil, nil, nil, nil
+	k.steps, k.inT, k.outT, k.outSegs, k.inSegs, k.owned, k.scratch = nil, nil, nil, nil, nil, nil, nil
 	return nil
 }
 

@@ -23,24 +23,24 @@ func aliasOp(c *compiler, op *mil.Op) (step, error) {
 
 // viewStep makes out the strided view (dims of out, str, off) of x: an alias when the view is one
 // contiguous run of x or a view read in place (inplace.go), else a gather into
-// out's own buffer.
+// out's own buffer. The step's gather describes the view either way.
 func viewStep(c *compiler, out, x *tensor, str []int, off int) step {
 	g := newGather(out.shape, str, off, nil, x.data)
 	if g.n == 0 {
 		out.data = x.data[:0]
-		return step{outs: []*tensor{out}, exact: true}
+		return step{outs: []*tensor{out}, exact: true, gather: g}
 	}
 	if g.contiguous() {
 		out.data = x.data[off : off+g.n]
-		return step{outs: []*tensor{out}, exact: true}
+		return step{outs: []*tensor{out}, exact: true, gather: g}
 	}
 	if data, lay := c.inPlace(out, g, x.data); lay != nil {
 		out.data, out.lay = data, lay
-		return step{outs: []*tensor{out}, exact: true}
+		return step{outs: []*tensor{out}, exact: true, gather: g}
 	}
 	out.data = c.plan.alloc(out.name, g.n)
 	g.dst = out.data
-	return step{outs: []*tensor{out}, exact: true, run: func() error { g.run(); return nil }}
+	return step{outs: []*tensor{out}, exact: true, gather: g, run: func() error { g.run(); return nil }}
 }
 
 // transposeOp builds transpose.
@@ -130,6 +130,7 @@ func sliceOp(c *compiler, op *mil.Op) (step, error) {
 	s := viewStep(c, view, x, str, off)
 	out.data, out.lay = view.data, view.lay
 	s.outs = []*tensor{out}
+	c.recordInView(x, s.gather, s.run != nil)
 	return s, nil
 }
 

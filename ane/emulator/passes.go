@@ -231,15 +231,17 @@ func (c *compiler) compileOutputs(k *Kernel, used map[string]bool) error {
 		k.outSegs = append(k.outSegs, segs)
 		k.outX = append(k.outX, newTransfer(s, segs, false))
 	}
+	var dropped map[*gather]bool
+	k.inSegs, dropped = c.inputWindows(k, c.steps)
 	for i, s := range k.ins {
 		if c.aliased[i] {
 			k.inX = append(k.inX, newTransfer(s, nil, true)) // the memory's lock alone: the plan reads it in place
 			continue
 		}
-		k.inX = append(k.inX, newInputTransfer(s, k.inT[i]))
+		k.inX = append(k.inX, k.inputTransfer(i, s))
 	}
 	for _, s := range c.steps {
-		if len(s.outs) == 1 && elide[s.outs[0]] {
+		if len(s.outs) == 1 && elide[s.outs[0]] || dropped[s.gather] {
 			continue
 		}
 		k.steps = append(k.steps, s)
