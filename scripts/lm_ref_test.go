@@ -33,12 +33,18 @@ func TestLMAgainstPyTorch(t *testing.T) {
 		// gradients about 1e-6, the curve 4e-8).
 		{"fp32", "2", emulator.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
 		{"fp32_one_sequence_per_eval", "1", emulator.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
+		// The backward's weight products one per gradient, not one per block of lm_grads.
+		{"fp32_gradient_by_gradient", "2", emulator.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
 		// fp16: every kernel op rounds to fp16 (a relative step of 2^-11), the loss gradient scaled by 1024
 		// (measured: logits 2e-3, gradients up to 3e-3, the curve 7e-5).
 		{"fp16", "2", emulator.FP16, "1024.0", lmTol{logits: 1e-2, loss: 1e-4, grad: 1e-2, curve: 1e-3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res := runLMRef(t, c.mode, map[string]string{"loss_scale": c.scale, "nseq": c.nseq})
+			params := map[string]string{"loss_scale": c.scale, "nseq": c.nseq}
+			if c.name == "fp32_gradient_by_gradient" {
+				params["grad_blocks"] = "False"
+			}
+			res := runLMRef(t, c.mode, params)
 			ref := func(name string) []float32 { return readNpy(t, filepath.Join("testdata", "lm_ref", name+".npy")) }
 			compareRel(t, "logits", tensorData(t, res.Globals["logits"]), ref("logits"), c.tol.logits)
 			loss, _ := starlark.AsFloat(res.Globals["loss"])
