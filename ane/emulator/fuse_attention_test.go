@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -73,4 +74,45 @@ func fusedAttentionStep(t *testing.T, k *Kernel) int {
 	}
 	t.Fatal("no fused causal-attention step")
 	return -1
+}
+
+// sumSquares' rows (four partial sums) and columns agree with the plain float64 sums in order within
+// a few ulp, for lengths that are and are not multiples of four; a NaN makes its sum NaN.
+func TestSumSquares(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, k := range []int{1, 3, 4, 7, 64, 65} {
+		const rows, ld = 5, 70
+		m := make([]float32, rows*ld)
+		for i := range m {
+			m[i] = float32(rng.NormFloat64() * 100)
+		}
+		got := make([]float64, rows)
+		sumSquares(got, m, ld, k, false)
+		for i := range rows {
+			var want float64
+			for _, v := range m[i*ld : i*ld+k] {
+				want += float64(v) * float64(v)
+			}
+			if d := math.Abs(got[i] - want); d > 1e-14*want {
+				t.Errorf("k %d, row %d: %g, want %g", k, i, got[i], want)
+			}
+		}
+		cols := make([]float64, 4) // columns 0..3 of the first k rows of the [k, ld] matrix
+		sumSquares(cols, m, ld, min(k, rows), true)
+		for c := range cols {
+			var want float64
+			for r := range min(k, rows) {
+				want += float64(m[r*ld+c]) * float64(m[r*ld+c])
+			}
+			if cols[c] != want {
+				t.Errorf("k %d, column %d: %g, want %g", k, c, cols[c], want)
+			}
+		}
+	}
+	m := []float32{1, 2, float32(math.NaN()), 4, 5}
+	s := make([]float64, 1)
+	sumSquares(s, m, 5, 5, false)
+	if !math.IsNaN(s[0]) {
+		t.Errorf("a row holding NaN: %g, want NaN", s[0])
+	}
 }
