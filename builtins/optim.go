@@ -3,7 +3,9 @@ package builtins
 import (
 	"fmt"
 	"sort"
+	"unsafe"
 
+	"github.com/anestar/anestar/internal/par"
 	"github.com/anestar/anestar/optim"
 	"go.starlark.net/starlark"
 )
@@ -217,12 +219,47 @@ func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 			return nil, err
 		}
 	}
-	for _, k := range o.names {
-		if err := o.opts[k].StepScaled(o.params[k].data, g[k].data, float32(lr), float32(gscale)); err != nil {
-			return nil, nameErrf(b.Name(), "%s: %w", k, err)
+	// The parameters update side by side: one tensor's update at a time left a core idle through
+	// each small one and at each one's end (the language model's 38 AdamW updates took as long on two
+	// cores as on one, a single tensor of their size a third less). Each element's update is its own,
+	// so the bits do not depend on who runs it; parameters that share memory update in turn.
+	errs := make([]error, len(o.names))
+	each := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			k := o.names[i]
+			errs[i] = o.opts[k].StepScaled(o.params[k].data, g[k].data, float32(lr), float32(gscale))
+		}
+	}
+	if o.disjoint() {
+		par.For(len(o.names), 1, each)
+	} else {
+		each(0, len(o.names))
+	}
+	for i, err := range errs {
+		if err != nil {
+			return nil, nameErrf(b.Name(), "%s: %w", o.names[i], err)
 		}
 	}
 	return starlark.None, nil
+}
+
+// disjoint reports whether no two of o's parameters share memory.
+func (o *optimizer) disjoint() bool {
+	type span struct{ lo, hi uintptr }
+	var ss []span
+	for _, k := range o.names {
+		if d := o.params[k].data; len(d) > 0 {
+			lo := uintptr(unsafe.Pointer(&d[0]))
+			ss = append(ss, span{lo, lo + uintptr(4*len(d))})
+		}
+	}
+	sort.Slice(ss, func(i, j int) bool { return ss[i].lo < ss[j].lo })
+	for i := 1; i < len(ss); i++ {
+		if ss[i].lo < ss[i-1].hi {
+			return false
+		}
+	}
+	return true
 }
 
 func optState(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
