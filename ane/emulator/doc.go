@@ -36,7 +36,9 @@
 // weights and constants everything an Eval computes lives only during that Eval, so the kernels of one
 // backend share those buffers (scratch.go): their Evals, compiles and Closes take turns under the
 // backend's lock, and a later kernel carves its buffers out of the shared ones before it allocates, so
-// that a set of kernels needs about the scratch of the largest. Close releases the kernel's surfaces
+// that a set of kernels needs about the scratch of the largest. A value that only a channel concat
+// reads is computed straight into its window of the concat's buffer (concat_target.go), so the concat
+// copies nothing for it. Close releases the kernel's surfaces
 // (later accesses fail with ErrClosed) and shelves its weight buffers and surface memory for the
 // next compiles (recycle.go): a script that recompiles after each weight update reuses the same
 // memory instead of allocating, zeroing and paging it in again. Buffers are handed out uncleared

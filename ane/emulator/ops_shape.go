@@ -187,8 +187,15 @@ func concatOp(c *compiler, op *mil.Op) (step, error) {
 	}
 	od := out.data
 	srcs := make([][]float32, len(vals))
+	placed := 0 // parts computed in their place (concat_target.go): nothing to copy
 	for i, v := range vals {
 		srcs[i] = v.data
+		if !inter && outer == 1 && inPlaceAt(v.data, od, blocks, i) {
+			srcs[i], placed = nil, placed+1
+		}
+	}
+	if placed == len(vals) {
+		return step{outs: []*tensor{out}, exact: true}, nil
 	}
 	row := out.shape[a] * inner
 	var body func(lo, hi int)
@@ -198,7 +205,9 @@ func concatOp(c *compiler, op *mil.Op) (step, error) {
 				d := od[o*row:]
 				for i, s := range srcs {
 					b := blocks[i]
-					copy(d[:b], s[o*b:(o+1)*b])
+					if s != nil {
+						copy(d[:b], s[o*b:(o+1)*b])
+					}
 					d = d[b:]
 				}
 			}
@@ -234,6 +243,16 @@ func concatOp(c *compiler, op *mil.Op) (step, error) {
 		st.pw = pw
 	}
 	return st, nil
+}
+
+// inPlaceAt reports whether part i of a concat of one outer block lies where the concat puts it in
+// od: at the sum of the earlier blocks.
+func inPlaceAt(part, od []float32, blocks []int, i int) bool {
+	off := 0
+	for _, b := range blocks[:i] {
+		off += b
+	}
+	return len(part) > 0 && off < len(od) && len(part) >= blocks[i] && &part[0] == &od[off]
 }
 
 // splitOp builds split: each result is a view of x along axis.

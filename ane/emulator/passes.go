@@ -157,6 +157,9 @@ func (c *compiler) buildSteps(k *Kernel, used map[string]bool) error {
 		outputs[ref.Name] = true
 	}
 	casts, castDone := outputCasts(fn, outputs, used), map[int]bool{}
+	if !c.noFuse && !c.opts.CheckNumerics {
+		c.plan.slots = c.concatTargets(outputs, used, casts)
+	}
 	for i, op := range fn.Ops {
 		if op == nil || nodes[i].kind == innerNode || nodes[i].kind == foldedNode {
 			continue

@@ -24,6 +24,8 @@ const forever = math.MaxInt
 // planner hands out and takes back buffers as compilation walks the ops.
 type planner struct {
 	lastUse map[string]int        // value name -> index of the last op reading it (liveness)
+	slots   map[string]concatSlot // values computed in their concat's buffer (concat_target.go)
+	owners  map[string][]float32  // the buffers of those concats, once the first part took it
 	live    []*buffer             // buffers holding values still to be read
 	free    []*buffer             // buffers available for reuse
 	take    func(n int) []float32 // a new buffer of n elements
@@ -51,8 +53,35 @@ func (p *planner) release(i int) {
 }
 
 // alloc returns n elements for value name, holding anything: the smallest free buffer that holds
-// them, or a new one.
+// them, or a new one; for a part of a concat target its window of the concat's buffer, and for the
+// concat that buffer.
 func (p *planner) alloc(name string, n int) []float32 {
+	if s, ok := p.slots[name]; ok && s.off+n <= s.total {
+		return p.owner(s)[s.off : s.off+n]
+	}
+	if b, ok := p.owners[name]; ok && len(b) == n {
+		return b
+	}
+	return p.fresh(name, n)
+}
+
+// owner returns the buffer of slot s's concat, taken (live until its last use, and at least until the
+// concat) when its first part asks.
+func (p *planner) owner(s concatSlot) []float32 {
+	if b, ok := p.owners[s.owner]; ok {
+		return b
+	}
+	if p.owners == nil {
+		p.owners = map[string][]float32{}
+	}
+	b := p.fresh(s.owner, s.total)
+	p.live[len(p.live)-1].last = max(p.last(s.owner), s.until)
+	p.owners[s.owner] = b
+	return b
+}
+
+// fresh returns n elements for value name from the free list or a new buffer.
+func (p *planner) fresh(name string, n int) []float32 {
 	best := -1
 	for i, b := range p.free {
 		if cap(b.data) >= n && (best < 0 || cap(b.data) < cap(p.free[best].data)) {
