@@ -50,6 +50,9 @@ func TestLMAgainstPyTorch(t *testing.T) {
 			loss, _ := starlark.AsFloat(res.Globals["loss"])
 			compareRel(t, "loss", []float32{float32(loss)}, ref("loss"), c.tol.loss)
 			compareGrads(t, res, ref, c.tol.grad, 2+2*9)
+			if stale, ok := res.Globals["stale"].(*starlark.List); !ok || stale.Len() != 0 {
+				t.Errorf("a second step's gradients differ from a fresh trainer's on its batch: %v", res.Globals["stale"])
+			}
 			curve, ok := res.Globals["curve"].(*starlark.List)
 			if !ok || curve.Len() != 10 {
 				t.Fatalf("curve is %v, want a list of 10 losses", res.Globals["curve"])
