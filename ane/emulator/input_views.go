@@ -66,8 +66,8 @@ func (v inView) runs(to bool) (rs []span, ok bool) {
 	return rs, true
 }
 
-// inputWindows returns, per input of ins (not read in place), the pieces its transfer reads (nil: the
-// whole input into its buffer, as usual), and the gathers those pieces replace.
+// inputWindows returns, per input of k, the pieces its transfer reads (nil: the whole input into its
+// buffer, as usual; always for an input read in place), and the gathers those pieces replace.
 func (c *compiler) inputWindows(k *Kernel, steps []step) ([][]ioPiece, map[*gather]bool) {
 	ins := k.inT
 	if c.noFuse || c.opts.CheckNumerics {

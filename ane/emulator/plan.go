@@ -62,7 +62,7 @@ func (p *planner) alloc(name string, n int) []float32 {
 	if b, ok := p.owners[name]; ok && len(b) == n {
 		return b
 	}
-	return p.fresh(name, n)
+	return p.fresh(name, n).data[:n]
 }
 
 // owner returns the buffer of slot s's concat, taken (live until its last use, and at least until the
@@ -75,13 +75,14 @@ func (p *planner) owner(s concatSlot) []float32 {
 		p.owners = map[string][]float32{}
 	}
 	b := p.fresh(s.owner, s.total)
-	p.live[len(p.live)-1].last = max(p.last(s.owner), s.until)
-	p.owners[s.owner] = b
-	return b
+	b.last = max(b.last, s.until)
+	p.owners[s.owner] = b.data[:s.total]
+	return p.owners[s.owner]
 }
 
-// fresh returns n elements for value name from the free list or a new buffer.
-func (p *planner) fresh(name string, n int) []float32 {
+// fresh returns a live buffer of at least n elements for value name, from the free list or new, that
+// lives until name's last use.
+func (p *planner) fresh(name string, n int) *buffer {
 	best := -1
 	for i, b := range p.free {
 		if cap(b.data) >= n && (best < 0 || cap(b.data) < cap(p.free[best].data)) {
@@ -98,7 +99,7 @@ func (p *planner) fresh(name string, n int) []float32 {
 	}
 	b.last = p.last(name)
 	p.live = append(p.live, b)
-	return b.data[:n]
+	return b
 }
 
 // last is the last use of value name, -1 when nothing reads it.
