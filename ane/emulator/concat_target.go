@@ -83,22 +83,12 @@ type blockPart struct {
 // blockSlots returns the parts of op, a concat, and their offsets when it lays whole blocks of values
 // that ops make (made: their types) end to end into its result of shape; ok is false otherwise.
 func (c *compiler) blockSlots(op *mil.Op, shape []int, made map[string]mil.Type) (parts []blockPart, ok bool) {
-	if inter, err := c.boolArg(op, "interleave", false); err != nil || inter {
-		return nil, false
-	}
-	ax, err := c.intArg(op, "axis", 0)
-	r := len(shape)
-	if ax < 0 {
-		ax += r
-	}
-	if err != nil || ax < 0 || ax >= r || numel(shape[:ax]) != 1 {
-		return nil, false
-	}
 	a := op.Arg("values")
-	if a == nil || len(a.Operands) == 0 {
+	if a == nil {
 		return nil, false
 	}
 	seen := map[string]bool{}
+	var shapes [][]int
 	off := 0
 	for _, o := range a.Operands {
 		if o.Ref == nil || seen[o.Ref.Name] {
@@ -109,17 +99,9 @@ func (c *compiler) blockSlots(op *mil.Op, shape []int, made map[string]mil.Type)
 			return nil, false
 		}
 		seen[o.Ref.Name] = true
-		s := t.Shape
-		if len(s) != r {
-			return nil, false
-		}
-		for k := range s {
-			if k != ax && s[k] != shape[k] {
-				return nil, false
-			}
-		}
+		shapes = append(shapes, t.Shape)
 		parts = append(parts, blockPart{name: o.Ref.Name, off: off})
-		off += numel(s)
+		off += numel(t.Shape)
 	}
-	return parts, off == numel(shape)
+	return parts, c.wholeBlocks(op, shape, shapes)
 }

@@ -56,12 +56,11 @@ func (v inView) runs(to bool) (rs []span, ok bool) {
 	}
 	inner, rows := g.dims[r-1], numel(g.dims[:r-1])
 	for row := range rows {
-		o := g.srcOffset(row, r-1)
-		r := span{off: o, n: inner}
+		sp := span{off: g.srcOffset(row, r-1), n: inner}
 		if to {
-			r.dst = g.dst[row*inner : (row+1)*inner]
+			sp.dst = g.dst[row*inner : (row+1)*inner]
 		}
-		rs = append(rs, r)
+		rs = append(rs, sp)
 	}
 	return rs, true
 }
@@ -69,10 +68,10 @@ func (v inView) runs(to bool) (rs []span, ok bool) {
 // inputWindows returns, per input of k, the pieces its transfer reads (nil: the whole input into its
 // buffer, as usual; always for an input read in place), and the gathers those pieces replace.
 func (c *compiler) inputWindows(k *Kernel, steps []step) ([][]ioPiece, map[*gather]bool) {
-	ins := k.inT
 	if c.noFuse || c.opts.CheckNumerics {
 		return nil, nil
 	}
+	ins := k.inT
 	// The inputs read by slices alone, and their gathers.
 	mine := map[*gather]bool{}
 	for i, t := range ins {
@@ -113,9 +112,9 @@ func (c *compiler) inputWindows(k *Kernel, steps []step) ([][]ioPiece, map[*gath
 	return segs, dropped
 }
 
-// windowPieces returns the pieces of input t's transfer (es bytes a value): the windows of the gathers in early straight
-// into their buffers, the rest of what its slices read into its own buffer. It returns nil when t has
-// no such gather, or a view that is not runs of contiguous values.
+// windowPieces returns the pieces of input t's transfer (es bytes a value): the windows of the gathers
+// in early straight into their buffers, the rest of what its slices read into its own buffer. It
+// returns nil when t has no such gather, or a view that is not runs of contiguous values.
 func (c *compiler) windowPieces(t *tensor, es int, early map[*gather]bool) []ioPiece {
 	var into, kept []span
 	for _, v := range c.inViews[t] {

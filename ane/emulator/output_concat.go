@@ -90,39 +90,50 @@ func (c *compiler) fromParts(t *tensor, concat *mil.Op) (*tensor, bool) {
 // blockParts returns the values of op, a concat, when it lays whole blocks of them end to end into its
 // result; ok is false otherwise.
 func (c *compiler) blockParts(op *mil.Op) (parts []*tensor, ok bool) {
-	if inter, err := c.boolArg(op, "interleave", false); err != nil || inter {
-		return nil, false
-	}
 	t, err := c.resultNoBuf(op, 0)
 	if err != nil {
 		return nil, false
 	}
+	vals, err := c.tupleArg(op, "values")
+	if err != nil {
+		return nil, false
+	}
+	shapes := make([][]int, len(vals))
+	for i, v := range vals {
+		if v.dtype != t.dtype {
+			return nil, false
+		}
+		shapes[i] = v.shape
+	}
+	return vals, c.wholeBlocks(op, t.shape, shapes)
+}
+
+// wholeBlocks reports whether op, a concat of values of the given shapes into a result of shape, lays
+// whole blocks of them end to end: no interleave, nothing before the axis but dims of size 1, each
+// value's dims the result's but on the axis, where they add up to the result's.
+func (c *compiler) wholeBlocks(op *mil.Op, shape []int, values [][]int) bool {
+	if inter, err := c.boolArg(op, "interleave", false); err != nil || inter {
+		return false
+	}
 	ax, err := c.intArg(op, "axis", 0)
-	r := len(t.shape)
+	r := len(shape)
 	if ax < 0 {
 		ax += r
 	}
-	if err != nil || ax < 0 || ax >= r || numel(t.shape[:ax]) != 1 {
-		return nil, false
-	}
-	vals, err := c.tupleArg(op, "values")
-	if err != nil || len(vals) == 0 {
-		return nil, false
+	if err != nil || ax < 0 || ax >= r || numel(shape[:ax]) != 1 || len(values) == 0 {
+		return false
 	}
 	total := 0
-	for _, v := range vals {
-		if len(v.shape) != r || v.dtype != t.dtype {
-			return nil, false
+	for _, s := range values {
+		if len(s) != r {
+			return false
 		}
-		for k := range v.shape {
-			if k != ax && v.shape[k] != t.shape[k] {
-				return nil, false
+		for k := range s {
+			if k != ax && s[k] != shape[k] {
+				return false
 			}
 		}
-		total += v.shape[ax]
+		total += s[ax]
 	}
-	if total != t.shape[ax] {
-		return nil, false
-	}
-	return vals, true
+	return total == shape[ax]
 }
