@@ -395,6 +395,17 @@ func reportLM(c config, own bool, runs []run, all map[string][]result) error {
 			ms, med(rs, func(r result) float64 { return r.tokensS }), lm, ls, bpb, med(rs, func(r result) float64 { return r.rssKB })/1024, ratio)
 	}
 	printBest(best)
+	for _, r := range runs {
+		b := best[coreGroup(r.name)]
+		if strings.HasPrefix(r.name, "pytorch ") || b.ms <= 0 {
+			continue
+		}
+		x, err := pairedRatios(all[b.name], all[r.name])
+		if err != nil {
+			return fmt.Errorf("%s against %s: %w", r.name, b.name, err)
+		}
+		fmt.Printf("  %s against %s, seed by seed (each seed's runs one after the other): ms/step %s\n", r.name, b.name, x)
+	}
 	key, label := func(r result) float64 { return r.valBPB }, "val_bpb"
 	if c.tok == "" {
 		key, label = func(r result) float64 { return r.valLoss }, "val_loss"
@@ -481,28 +492,42 @@ func (d diff) String() string {
 	return fmt.Sprintf("%+.4f ± %.4f (sd %.4f; lower in %d of %d)", d.mean, d.se, d.sd, d.lower, d.n)
 }
 
-// pairedDiff pairs other's results with base's by seed and returns the differences of f, other minus
-// base. Every seed must be in both, once: a pair missing is an error, not a smaller sample.
-func pairedDiff(base, other []result, f func(result) float64) (diff, error) {
+// pairBySeed pairs other's results with base's by seed, in base's order. Every seed must be in both,
+// once: a pair missing is an error, not a smaller sample.
+func pairBySeed(base, other []result) ([][2]result, error) {
 	if len(base) != len(other) {
-		return diff{}, fmt.Errorf("%d results against %d: cannot pair them by seed", len(other), len(base))
+		return nil, fmt.Errorf("%d results against %d: cannot pair them by seed", len(other), len(base))
 	}
 	by := map[int]result{}
 	for _, r := range other {
 		if _, dup := by[r.seed]; dup {
-			return diff{}, fmt.Errorf("seed %d twice", r.seed)
+			return nil, fmt.Errorf("seed %d twice", r.seed)
 		}
 		by[r.seed] = r
 	}
-	var d diff
-	var ds []result
+	var ps [][2]result
 	for _, b := range base {
 		o, ok := by[b.seed]
 		if !ok {
-			return diff{}, fmt.Errorf("seed %d has no pair", b.seed)
+			return nil, fmt.Errorf("seed %d has no pair", b.seed)
 		}
 		delete(by, b.seed)
-		x := f(o) - f(b)
+		ps = append(ps, [2]result{b, o})
+	}
+	return ps, nil
+}
+
+// pairedDiff pairs other's results with base's by seed (pairBySeed) and returns the differences of f,
+// other minus base.
+func pairedDiff(base, other []result, f func(result) float64) (diff, error) {
+	ps, err := pairBySeed(base, other)
+	if err != nil {
+		return diff{}, err
+	}
+	var d diff
+	ds := make([]result, 0, len(ps))
+	for _, p := range ps {
+		x := f(p[1]) - f(p[0])
 		ds = append(ds, result{valLoss: x})
 		if x < 0 {
 			d.lower++
@@ -514,6 +539,35 @@ func pairedDiff(base, other []result, f func(result) float64) (diff, error) {
 		d.se = d.sd / math.Sqrt(float64(d.n))
 	}
 	return d, nil
+}
+
+// A ratios is the per-seed ratios of one run's ms/step to another's: a seed's two runs ran one after
+// the other, so a machine whose speed drifts between seeds (a neighbour's load, a peer that switches
+// between two speeds) moves both alike, where a ratio of medians mixes the states.
+type ratios struct {
+	n           int
+	med, lo, hi float64
+}
+
+func (r ratios) String() string {
+	return fmt.Sprintf("median %.2fx (%.2f-%.2f over %d seeds)", r.med, r.lo, r.hi, r.n)
+}
+
+// pairedRatios pairs other's results with base's by seed (pairBySeed) and returns other's ms/step over
+// base's, seed by seed.
+func pairedRatios(base, other []result) (ratios, error) {
+	ps, err := pairBySeed(base, other)
+	if err != nil || len(ps) == 0 {
+		return ratios{}, err
+	}
+	v := make([]float64, 0, len(ps))
+	for _, p := range ps {
+		if p[0].ms <= 0 {
+			return ratios{}, fmt.Errorf("seed %d: no ms/step to divide by", p[0].seed)
+		}
+		v = append(v, p[1].ms/p[0].ms)
+	}
+	return ratios{n: len(v), med: median(v), lo: slices.Min(v), hi: slices.Max(v)}, nil
 }
 
 // meanSD is the mean and the sample standard deviation (0 for one value) of f over rs.

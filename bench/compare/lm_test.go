@@ -219,3 +219,25 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("read back %+v, want %+v", got, want)
 	}
 }
+
+func TestPairedRatios(t *testing.T) {
+	base := []result{{seed: 1, ms: 150}, {seed: 2, ms: 130}, {seed: 3, ms: 160}}
+	other := []result{{seed: 2, ms: 91}, {seed: 3, ms: 96}, {seed: 1, ms: 93}}
+	x, err := pairedRatios(base, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Seed by seed 93/150 = 0.62, 91/130 = 0.70, 96/160 = 0.60; the ratio of medians would be 93/150.
+	if x.n != 3 || math.Abs(x.med-0.62) > 1e-12 || math.Abs(x.lo-0.6) > 1e-12 || math.Abs(x.hi-0.7) > 1e-12 {
+		t.Errorf("pairedRatios = %+v; want n 3, median 0.62, range 0.60-0.70", x)
+	}
+	if s := x.String(); s != "median 0.62x (0.60-0.70 over 3 seeds)" {
+		t.Errorf("String() = %q", s)
+	}
+	if _, err := pairedRatios(base, other[:2]); err == nil || !strings.Contains(err.Error(), "cannot pair") {
+		t.Errorf("unpaired: error %v, want one saying cannot pair", err)
+	}
+	if _, err := pairedRatios([]result{{seed: 1}}, []result{{seed: 1, ms: 90}}); err == nil || !strings.Contains(err.Error(), "seed 1") {
+		t.Errorf("a base without ms/step: error %v, want one naming seed 1", err)
+	}
+}

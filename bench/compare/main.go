@@ -44,7 +44,9 @@
 // -seed); every side runs every seed, so the runs sample the run-to-run spread. The report gives per
 // run the median steps, ms/step (the steps after the first three) and tokens/s, the mean ± sample
 // standard deviation over the seeds of val_loss and val_bpb, and the ratio to the peer's best thread
-// setting; then each seed's val_bpb per run; then each run minus the first (anestar's), paired by seed:
+// setting (of the medians); then each anestar run's ratio to that peer seed by seed (the median and
+// range of the seeds' ratios: a seed's two runs are neighbours in time, so a machine whose speed drifts
+// during the run moves both alike); then each seed's val_bpb per run; then each run minus the first (anestar's), paired by seed:
 // the mean difference ± its standard error, the differences' sd, and in how many seeds it was lower.
 //
 // -json FILE (lm mode) also writes every run's result to FILE, a JSON line each, for programs that
