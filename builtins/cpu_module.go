@@ -92,7 +92,7 @@ func unpackSgemm(fn string, args starlark.Tuple, kwargs []starlark.Tuple) (*sgem
 
 func (g *sgemmArgs) run() error { return g.runOn(cpu.Sgemm) }
 
-// runOn runs the call with gemm (cpu.Sgemm or cpu.SgemmSerial).
+// runOn runs the call with gemm (cpu.Sgemm, or cpu.SgemmInTurn on the queue).
 func (g *sgemmArgs) runOn(gemm func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int) error) error {
 	return gemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, g.a.data, g.a.shape[1],

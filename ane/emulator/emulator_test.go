@@ -27,7 +27,9 @@ func compileText(t testing.TB, opts Options, src string) *Kernel {
 	return k.(*Kernel)
 }
 
-func run(t testing.TB, k *Kernel, in ...[]float32) [][]float32 {
+// run writes in to the inputs of k (a kernel's own surfaces or another binding's), evaluates it and
+// returns its outputs.
+func run(t testing.TB, k ane.Binding, in ...[]float32) [][]float32 {
 	t.Helper()
 	for i, s := range k.Inputs() {
 		if err := s.WriteChannels(0, s.Channels(), in[i]); err != nil {

@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -68,19 +67,9 @@ func TestInputWindowsDecodedIntoSlices(t *testing.T) {
 				t.Fatal(err)
 			}
 			y := input()
-			if err := b.Inputs()[0].WriteChannels(0, 8, y); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Eval(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			want := run(t, plain, y)
-			for i, s := range b.Outputs() {
-				got := make([]float32, s.Channels()*s.Spatial())
-				if err := s.ReadChannels(0, s.Channels(), got); err != nil {
-					t.Fatal(err)
-				}
-				sameBits(t, fmt.Sprintf("binding/output %d", i), got, want[i])
+			got, want := run(t, b, y), run(t, plain, y)
+			for i := range want {
+				sameBits(t, fmt.Sprintf("binding/output %d", i), got[i], want[i])
 			}
 			// The kernel's own surfaces still hold x's results after the binding's eval.
 			sameOutputs(t, "own surfaces again", fused, plain, x)
