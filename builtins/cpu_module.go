@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"github.com/anestar/anestar/cpu"
+	"github.com/anestar/anestar/internal/par"
 	"go.starlark.net/starlark"
 )
 
@@ -12,13 +13,16 @@ func (s *session) cpuModule() *moduleDef {
 			"like surfaces; softmax, cross_entropy and bias_grad work on the rows of a row-major `[rows, cols]` batch. " +
 			"Losses and penalties return a float and write (or add, for l1 and l2) their gradient into a tensor " +
 			"passed as grad. Results go into output tensors the script owns, so a training step allocates nothing.",
-		vals: valueMap{"blas": starlark.String(cpu.BLASName()), "blas_info": starlark.String(s.blasInfo())},
+		vals: valueMap{"blas": starlark.String(cpu.BLASName()), "blas_info": starlark.String(s.blasInfo()),
+			"cores": starlark.MakeInt(par.Procs())},
 		fns: []fnDef{
 			{sig: "blas", doc: "The name of the BLAS that sgemm uses (Accelerate, OpenBLAS or gonum)."},
 			{sig: "blas_info", doc: "The BLAS that sgemm uses, for reports: its name, version and core, and how the core was " +
 				"chosen, such as `openblas 0.3.21, core SkylakeX (auto by features)`; with `; fp16 products on AMX` when " +
 				"the emulator's matmuls run on AMX tiles instead, or with --fp32 `; fp32 products on AMX` (ANESTAR_AMX=f16 " +
 				"keeps those on the BLAS, ANESTAR_AMX=off both). sgemm itself always runs on the BLAS."},
+			{sig: "cores", doc: "The cores the host's work runs on, an int: GOMAXPROCS, which the kernels' loops, the sgemm's " +
+				"pieces and the queues share (process.cpu's rate of change is at most this)."},
 			{sig: "peak_flops()", doc: "The host's sgemm peak in FLOP/s: the rate of a 512x512x512 sgemm with the BLAS in use, " +
 				"measured once per machine, BLAS, core and thread count and cached (`anestar backends` names the file; " +
 				"`anestar backends --recalibrate` measures it again); 0 when no BLAS loads. With the model's FLOPs, the base " +

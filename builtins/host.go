@@ -15,6 +15,7 @@ import (
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/ckpt"
 	"github.com/anestar/anestar/internal/memlimit"
+	"github.com/anestar/anestar/internal/proctime"
 	"github.com/anestar/anestar/internal/safefile"
 	starmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
@@ -107,6 +108,7 @@ type session struct {
 	checked  []CheckedProgram           // programs checked by a dry run
 	bindings []*binding                 // the kernels' and bindings' surfaces open (ane.memory), closed ones dropped now and then
 	startRSS uint64                     // the process's resident bytes when the run began (process.memory)
+	startCPU time.Duration              // the process's CPU time when the run began (process.cpu)
 	now      func() time.Time           // the clock of progress reports; time.Now unless a test sets it
 
 	timers     timers                    // the phase totals of process.timers()
@@ -137,6 +139,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		loads: map[string]*loadEntry{},
 	}
 	s.startRSS, _, _ = memlimit.Resident()
+	s.startCPU, _ = proctime.CPU()
 	if cfg.now != nil {
 		s.now = cfg.now
 	}

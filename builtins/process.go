@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"fmt"
+	"github.com/anestar/anestar/internal/proctime"
 	"io"
 	"path/filepath"
 	"slices"
@@ -103,6 +104,10 @@ func (s *session) processModule() *moduleDef {
 				"growth target (GOGC: the heap grows by this share of what survived the last collection before the next; 25 in " +
 				"anestar, more while under 128 MB survive, so that the heap may grow by 32 MB; 100 by default in a program that embeds it; -1 when collection is off).", fn: s.processMemory},
 			{sig: "clock()", doc: "Monotonic seconds since the run started, a float: for timing spans such as a step or a run (process.timers attributes time to phases).", fn: s.processClock},
+			{sig: "cpu()", doc: "The CPU seconds the process has used since the run started, a float: all its threads, user and " +
+				"system time, the kernels', the queues' and the BLAS's work alike; 0.0 where the platform does not say. Over a span, " +
+				"its change over process.clock()'s is how many cores were busy on average (at most cpu.cores while anestar's own work " +
+				"runs): a step that keeps fewer busy waits on serial work.", fn: s.processCPU},
 			{sig: "timers(reset = False)", doc: "The script's time by phase since the run started or the last reset, a dict of seconds: " +
 				"compile (building mil programs and ane.compile), ane (kernel evals), io (surface reads, writes and copies), " +
 				"host (tensor, cpu and optimizer math, submitting queue jobs) and wait (queue waits). Every call of those builtins " +
@@ -262,6 +267,17 @@ func (s *session) processClock(_ *starlark.Thread, b *starlark.Builtin, args sta
 		return nil, err
 	}
 	return starlark.Float(time.Since(s.start).Seconds()), nil
+}
+
+func (s *session) processCPU(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
+		return nil, err
+	}
+	c, ok := proctime.CPU()
+	if !ok {
+		return starlark.Float(0), nil
+	}
+	return starlark.Float((c - s.startCPU).Seconds()), nil
 }
 
 // metrics writes JSON lines to a file through package metrics.

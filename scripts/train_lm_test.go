@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/anestar/anestar/ane/emulator"
 	"github.com/anestar/anestar/builtins"
 	"github.com/anestar/anestar/ckpt"
+	"github.com/anestar/anestar/internal/proctime"
 	"go.starlark.net/starlark"
 )
 
@@ -72,6 +74,7 @@ func TestTrainLM(t *testing.T) {
 			t.Errorf("output has no %s:\n%s", re, out)
 		}
 	}
+	checkCoresBusy(t, out)
 	f, err := os.Open(filepath.Join(dir, "lm.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -517,5 +520,28 @@ func TestTrainLMValWindows(t *testing.T) {
 	}
 	if a, b := loss(full, k), loss(picked, 0); a != b {
 		t.Errorf("val_windows = %d of %d windows: val_loss %s; the same windows as a file: %s", k, count, a, b)
+	}
+}
+
+// checkCoresBusy checks the report's cores-busy line where the platform tells CPU time: each figure
+// is CPU time over wall time, above 0 and at most the machine's cores (plus a clock tick's share).
+func checkCoresBusy(t *testing.T, out string) {
+	t.Helper()
+	if _, ok := proctime.CPU(); !ok {
+		return
+	}
+	m := regexp.MustCompile(`Cores busy: +(\d+\.\d\d) of (\d+) on average: forward (\d+\.\d\d), classifier (\d+\.\d\d), backward (\d+\.\d\d), optimizer (\d+\.\d\d)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Errorf("output has no cores-busy line:\n%s", out)
+		return
+	}
+	if m[2] != strconv.Itoa(runtime.GOMAXPROCS(0)) {
+		t.Errorf("cores busy of %s, want GOMAXPROCS %d", m[2], runtime.GOMAXPROCS(0))
+	}
+	for i, name := range []string{"on average", "forward", "classifier", "backward", "optimizer"} {
+		v, _ := strconv.ParseFloat(m[[]int{1, 3, 4, 5, 6}[i]], 64)
+		if v <= 0 || v > float64(runtime.NumCPU())+0.1 {
+			t.Errorf("cores busy %s: %g on %d cores", name, v, runtime.NumCPU())
+		}
 	}
 }
