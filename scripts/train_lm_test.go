@@ -523,24 +523,29 @@ func TestTrainLMValWindows(t *testing.T) {
 	}
 }
 
-// checkCoresBusy checks the report's cores-busy line where the platform tells CPU time: each figure
-// is CPU time over wall time, above 0 and at most the machine's cores (plus a clock tick's share).
+// checkCoresBusy checks the report's cores-busy line where it is given (from a second of steps on:
+// lm_cores_line, TestLMCoresLine): each figure is CPU over wall time, above 0 and at most the machine's
+// cores (plus the CPU clock's slack over short spans), and the cores are GOMAXPROCS.
 func checkCoresBusy(t *testing.T, out string) {
 	t.Helper()
-	if _, ok := proctime.CPU(); !ok {
+	if _, ok := proctime.CPU(); !ok || !strings.Contains(out, "Cores busy:") {
 		return
 	}
-	m := regexp.MustCompile(`Cores busy: +(\d+\.\d\d) of (\d+) on average: forward (\d+\.\d\d), classifier (\d+\.\d\d), backward (\d+\.\d\d), optimizer (\d+\.\d\d)`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`Cores busy: +(\d+\.\d\d) of (\d+) on average: forward (\d+\.\d\d|-), classifier (\d+\.\d\d|-), backward (\d+\.\d\d|-), optimizer (\d+\.\d\d|-)`).FindStringSubmatch(out)
 	if m == nil {
-		t.Errorf("output has no cores-busy line:\n%s", out)
+		t.Errorf("output has a malformed cores-busy line:\n%s", out)
 		return
 	}
 	if m[2] != strconv.Itoa(runtime.GOMAXPROCS(0)) {
 		t.Errorf("cores busy of %s, want GOMAXPROCS %d", m[2], runtime.GOMAXPROCS(0))
 	}
 	for i, name := range []string{"on average", "forward", "classifier", "backward", "optimizer"} {
-		v, _ := strconv.ParseFloat(m[[]int{1, 3, 4, 5, 6}[i]], 64)
-		if v <= 0 || v > float64(runtime.NumCPU())+0.1 {
+		f := m[[]int{1, 3, 4, 5, 6}[i]]
+		if f == "-" {
+			continue
+		}
+		v, _ := strconv.ParseFloat(f, 64)
+		if v <= 0 || v > float64(runtime.NumCPU())+0.5 {
 			t.Errorf("cores busy %s: %g on %d cores", name, v, runtime.NumCPU())
 		}
 	}
