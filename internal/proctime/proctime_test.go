@@ -19,7 +19,8 @@ func spin(d time.Duration) (n uint64) {
 
 // TestCPUCountsEveryThread: two goroutines spinning 200 ms each on threads of their own add about 400
 // ms of CPU time where two cores are free (a quarter of one's at the least, on a loaded machine) and
-// at most the wall time times the cores (plus a clock tick).
+// at most the wall time times the cores, plus the lag of a few threads' time (counted when they are
+// rescheduled or the clock ticks).
 func TestCPUCountsEveryThread(t *testing.T) {
 	c0, ok := CPU()
 	if !ok {
@@ -44,7 +45,7 @@ func TestCPUCountsEveryThread(t *testing.T) {
 	if used < d/4 {
 		t.Errorf("two goroutines spinning %v each used %v of CPU time", d, used)
 	}
-	if max := time.Duration(runtime.NumCPU())*wall + 20*time.Millisecond; used > max {
+	if max := time.Duration(runtime.NumCPU())*wall + 50*time.Millisecond; used > max {
 		t.Errorf("%v of CPU time in %v of wall time on %d cores", used, wall, runtime.NumCPU())
 	}
 }
