@@ -107,7 +107,8 @@ func (s *session) processModule() *moduleDef {
 			{sig: "cpu()", doc: "The CPU seconds the process has used since the run started, a float: all its threads, user and " +
 				"system time, the kernels', the queues' and the BLAS's work alike; 0.0 where the platform does not say. Over a span, " +
 				"its change over process.clock()'s is how many cores were busy on average (at most cpu.cores while anestar's own work " +
-				"runs): a step that keeps fewer busy waits on serial work.", fn: s.processCPU},
+				"runs): a step that keeps fewer busy waits on serial work. Over spans under a second it is coarse: the " +
+				"platform counts another thread's time when that thread is rescheduled or the clock ticks.", fn: s.processCPU},
 			{sig: "timers(reset = False)", doc: "The script's time by phase since the run started or the last reset, a dict of seconds: " +
 				"compile (building mil programs and ane.compile), ane (kernel evals), io (surface reads, writes and copies), " +
 				"host (tensor, cpu and optimizer math, submitting queue jobs) and wait (queue waits). Every call of those builtins " +
