@@ -41,6 +41,10 @@ func (b *Backend) Name() string { return "emulator" }
 // Options are the options the backend was opened with.
 func (b *Backend) Options() Options { return b.opts }
 
+// ClockOps makes the kernels compiled from now on add the time of each of their steps to t
+// (Options.OpTimes); nil stops it for later compiles. Call it before compiling, not during.
+func (b *Backend) ClockOps(t *OpTimes) { b.opts.OpTimes = t }
+
 // Compiles is the number of Compile calls on this backend, successful or not.
 func (b *Backend) Compiles() int { return int(b.compiles.Load()) }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/mil"
@@ -69,22 +70,35 @@ func (b *Binding) Eval(ctx context.Context) error {
 	defer k.ar.mu.Unlock()
 	k.ar.rec.evaluating()
 	b.evals++
+	p := b.plan
+	if p == nil {
+		p = k
+	}
+	var t0 time.Time
+	if p.times != nil {
+		t0 = time.Now()
+	}
 	for _, x := range b.inX {
 		if err := x.run(); err != nil {
 			return fmt.Errorf("emulator: eval %d: %w", b.evals, err)
 		}
 	}
-	p := b.plan
-	if p == nil {
-		p = k
+	if p.times != nil {
+		p.times.in.add(time.Since(t0))
 	}
 	if err := p.run(ctx, b.evals); err != nil {
 		return err
+	}
+	if p.times != nil {
+		t0 = time.Now()
 	}
 	for _, x := range b.outX {
 		if err := x.run(); err != nil {
 			return fmt.Errorf("emulator: eval %d: %w", b.evals, err)
 		}
+	}
+	if p.times != nil {
+		p.times.out.add(time.Since(t0))
 	}
 	return nil
 }

@@ -101,4 +101,6 @@
 // and batched matmuls round each piece of their result as they finish it (vectorised, half.RoundF16To);
 // other ops get a separate parallel rounding pass. Eval checks its context between ops. PeakFLOPS is
 // the rate of a 512x512x512 sgemm, measured once per machine, BLAS and core and cached (cpu.PeakFLOPS).
+// With Options.OpTimes (Backend.ClockOps; `anestar run --op-profile`) each Eval clocks its steps and
+// transfers into rows per kernel and step (optimes.go).
 package emulator

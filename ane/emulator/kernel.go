@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/internal/memlimit"
@@ -15,20 +16,21 @@ import (
 // Kernel is a compiled program: the tensors its ops compute and the ops in order, with its own
 // surfaces as its first Binding and the further bindings that Bind made.
 type Kernel struct {
-	Binding             // the kernel's own surfaces; its closed flag is the kernel's
-	mu      sync.Mutex  // serialises Eval, Bind and Close of the kernel and all its bindings
-	inT     []*tensor   // the input values, read from a binding's inputs at each Eval
-	outT    []*tensor   // the output values, written to a binding's outputs after each Eval
-	outSegs [][]ioPiece // per output, the buffers its transfer writes (an output concat's parts)
-	inSegs  [][]ioPiece // per input, the buffers its transfer reads when not its tensor alone (input_views.go)
-	steps   []step      // the ops, in order
-	fp16    bool        // round results to fp16 (FP16)
-	check   bool        // report the first result holding inf or NaN
-	flops   float64     // floating-point operations per eval
-	ar      *arena      // the backend's shared scratch and lock
-	owned   [][]float32 // weights and constants, from the recycler, given back at Close
-	scratch []*scratch  // the shared buffers it uses
-	binds   []*Binding  // the open bindings made by Bind
+	Binding              // the kernel's own surfaces; its closed flag is the kernel's
+	mu      sync.Mutex   // serialises Eval, Bind and Close of the kernel and all its bindings
+	inT     []*tensor    // the input values, read from a binding's inputs at each Eval
+	outT    []*tensor    // the output values, written to a binding's outputs after each Eval
+	outSegs [][]ioPiece  // per output, the buffers its transfer writes (an output concat's parts)
+	inSegs  [][]ioPiece  // per input, the buffers its transfer reads when not its tensor alone (input_views.go)
+	steps   []step       // the ops, in order
+	times   *kernelTimes // the steps' rows of Options.OpTimes; nil when nothing is clocked
+	fp16    bool         // round results to fp16 (FP16)
+	check   bool         // report the first result holding inf or NaN
+	flops   float64      // floating-point operations per eval
+	ar      *arena       // the backend's shared scratch and lock
+	owned   [][]float32  // weights and constants, from the recycler, given back at Close
+	scratch []*scratch   // the shared buffers it uses
+	binds   []*Binding   // the open bindings made by Bind
 
 	// What Bind needs to compile a binding's own plan when this one reads its inputs in place
 	// (alias.go).
@@ -53,6 +55,10 @@ func (k *Kernel) run(ctx context.Context, n int) error {
 			return fmt.Errorf("emulator: eval %d: %w", n, err)
 		}
 		s := &k.steps[i]
+		var t0 time.Time
+		if k.times != nil {
+			t0 = time.Now()
+		}
 		if s.run != nil {
 			if err := s.run(); err != nil {
 				return fmt.Errorf("emulator: eval %d: %w", n, opErr(s.op, "%w", err))
@@ -62,6 +68,9 @@ func (k *Kernel) run(ctx context.Context, n int) error {
 			for _, r := range s.round {
 				parallel(r.n, roundGrain, r.fn)
 			}
+		}
+		if k.times != nil {
+			k.times.steps[i].add(time.Since(t0))
 		}
 		if k.check {
 			if err := k.checkStep(s, n); err != nil {

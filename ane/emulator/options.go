@@ -28,6 +28,9 @@ type Options struct {
 	// Chip names the chip whose limits the strict mode applies (ane.ParseChip; "" for ane.DefaultChip:
 	// all chips' at once off a Mac).
 	Chip string
+	// OpTimes, when set, collects the time of every step of the kernels compiled with these options
+	// (optimes.go); nil clocks nothing.
+	OpTimes *OpTimes
 }
 
 // RelaxedNotice is what a command says when it turns relaxed mode on.

@@ -110,6 +110,9 @@ func (c *compiler) passes() (*Kernel, error) {
 		k.steps = chainSteps(k.steps)
 	}
 	k.mems, k.owned, k.scratch, k.consts = c.mems, c.owned, c.scratch, c.constT
+	if t := c.opts.OpTimes; t != nil {
+		k.times = t.register(c.fn, k.steps)
+	}
 	return k, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -158,5 +159,44 @@ func TestNearest(t *testing.T) {
 	}
 	if d := editDistance("kitten", "sitting"); d != 3 {
 		t.Errorf("editDistance(kitten, sitting) = %d, want 3", d)
+	}
+}
+
+// TestRunOpProfile: --op-profile writes the emulator's time per op of each kernel when the run ends,
+// and a path that cannot be written fails before the run.
+func TestRunOpProfile(t *testing.T) {
+	script := writeScript(t, `p = mil.program()
+x = p.input("x", "fp16", [1, 64, 1, 32])
+p.output(p.relu(name = "y", x = p.mul(name = "sq", x = x, y = x)))
+k = ane.compile(p)
+for _ in range(3):
+    k.eval()
+print("done")
+`)
+	prof := filepath.Join(t.TempDir(), "ops.txt")
+	var out, errb bytes.Buffer
+	if code := runScript([]string{script, "--backend", "emulator", "--relaxed", "--op-profile", prof}, &out, &errb); code != exitOK {
+		t.Fatalf("code %d: %s", code, errb.String())
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, want := range []string{"# the emulator's time per op", "total ms", " inputs", " outputs"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("profile has no %q:\n%s", want, text)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^\S+\s+\S+%\s+3\s+\S+\s+y\s+\d+\s+(chain of 2 from mul|mul|relu)\s`).MatchString(text) {
+		t.Errorf("profile has no row of kernel y's op with 3 evals:\n%s", text)
+	}
+	errb.Reset()
+	bad := filepath.Join(t.TempDir(), "no", "such", "ops.txt")
+	if code := runScript([]string{script, "--backend", "emulator", "--relaxed", "--op-profile", bad}, &out, &errb); code != exitUsage {
+		t.Fatalf("unwritable --op-profile: code %d, want %d (%s)", code, exitUsage, errb.String())
+	}
+	if !strings.Contains(errb.String(), "--op-profile") {
+		t.Errorf("stderr %q names no flag", errb.String())
 	}
 }

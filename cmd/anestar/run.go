@@ -36,6 +36,7 @@ type runOptions struct {
 	scriptFlags
 	settings   ane.Settings // --fp32, --check-numerics, --relaxed
 	cpuprofile string
+	opProfile  string
 }
 
 func runFlags(o *runOptions) *pflag.FlagSet {
@@ -46,6 +47,7 @@ func runFlags(o *runOptions) *pflag.FlagSet {
 		"discard print and progress output (errors still show)")
 	addSettingFlags(fs, &o.settings)
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile to `FILE`")
+	fs.StringVar(&o.opProfile, "op-profile", "", "emulator: write the time of each op of each kernel to `FILE` when the run ends (a table, the most time first)")
 	return fs
 }
 
@@ -75,6 +77,18 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "anestar run: %v\n", err)
 		return exitError
+	}
+	if o.opProfile != "" {
+		write, err := clockOps(backend, o.opProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "anestar run: --op-profile %s: %v\n", o.opProfile, err)
+			return exitUsage
+		}
+		defer func() {
+			if err := write(); err != nil {
+				fmt.Fprintf(stderr, "anestar run: --op-profile %s: %v\n", o.opProfile, err)
+			}
+		}()
 	}
 	if o.cpuprofile != "" {
 		f, err := os.Create(o.cpuprofile)
