@@ -39,10 +39,11 @@ func (s *session) optimModule() *moduleDef {
 
 // optimizer updates a set of named parameters.
 type optimizer struct {
-	kind   string
-	names  []string // sorted
-	params map[string]*Tensor
-	opts   map[string]optim.Optimizer
+	kind     string
+	names    []string // sorted
+	params   map[string]*Tensor
+	opts     map[string]optim.Optimizer
+	disjoint bool // no two parameters share memory: step updates them side by side
 }
 
 var optimizerType = &typeDef{
@@ -154,6 +155,7 @@ func optimNew(kind string) impl {
 			o.names = append(o.names, k)
 		}
 		sort.Strings(o.names)
+		o.disjoint = disjoint(o.names, o.params)
 		return o, nil
 	}
 }
@@ -230,7 +232,7 @@ func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 			errs[i] = o.opts[k].StepScaled(o.params[k].data, g[k].data, float32(lr), float32(gscale))
 		}
 	}
-	if o.disjoint() {
+	if o.disjoint {
 		par.For(len(o.names), 1, each)
 	} else {
 		each(0, len(o.names))
@@ -243,12 +245,12 @@ func optStep(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	return starlark.None, nil
 }
 
-// disjoint reports whether no two of o's parameters share memory.
-func (o *optimizer) disjoint() bool {
+// disjoint reports whether no two of the parameters named share memory.
+func disjoint(names []string, params map[string]*Tensor) bool {
 	type span struct{ lo, hi uintptr }
 	var ss []span
-	for _, k := range o.names {
-		if d := o.params[k].data; len(d) > 0 {
+	for _, k := range names {
+		if d := params[k].data; len(d) > 0 {
 			lo := uintptr(unsafe.Pointer(&d[0]))
 			ss = append(ss, span{lo, lo + uintptr(4*len(d))})
 		}

@@ -2,7 +2,6 @@ package builtins
 
 import (
 	"fmt"
-	"github.com/anestar/anestar/internal/proctime"
 	"io"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anestar/anestar/ckpt"
+	"github.com/anestar/anestar/internal/proctime"
 	metricsfile "github.com/anestar/anestar/metrics"
 
 	"go.starlark.net/starlark"

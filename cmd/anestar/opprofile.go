@@ -23,7 +23,7 @@ func clockOps(b ane.Backend, path string) (func() error, error) {
 	t := &emulator.OpTimes{}
 	e.ClockOps(t)
 	return func() error {
-		fmt.Fprintf(f, "# the emulator's time per op of each kernel, this process (a run that restarts itself starts a new table); %s numerics\n", e.Options())
+		fmt.Fprintf(f, "# the emulator's time per op of each kernel, this process (a run that restarts itself starts a new table); emulator options: %s\n", e.Options())
 		_, err := t.WriteTo(f)
 		if cerr := f.Close(); err == nil {
 			err = cerr
