@@ -21,6 +21,13 @@ type Backend interface {
 	PeakFLOPS() float64
 }
 
+// Streams is implemented by a backend whose kernels can evaluate at the same time when compiled on
+// different streams (the emulator's share scratch within a stream and take turns there). Stream(0) is
+// the backend itself; a backend without it evaluates any of its kernels at the same time as another's.
+type Streams interface {
+	Stream(i int) (Backend, error)
+}
+
 // Binding is one full set of surfaces of a compiled program: one per input of main and one per output,
 // of the program's types. Evaluating it runs the kernel's program on its surfaces and on no others, so
 // the bindings of one kernel are independent: writing one's inputs changes no other's outputs.

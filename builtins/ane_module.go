@@ -1,7 +1,6 @@
 package builtins
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/anestar/anestar/ane"
@@ -22,7 +21,9 @@ func (s *session) aneModule() *moduleDef {
 			{sig: "reshape_steps(from_shape, to_shape)", doc: "The shapes a rank-4 reshape from from_shape to to_shape goes through in " +
 				"reshapes a reference ran (each keeps axes 0 and 3, or 0 and 1: rule op-form), a list ending in to_shape: one " +
 				"reshape when the direct one is such, else two or three.", fn: aneReshapeSteps},
-			{sig: "compile(program)", doc: "Compiles a mil.program into a kernel. Each call counts against the " +
+			{sig: "compile(program, stream = 0)", doc: "Compiles a mil.program into a kernel. Kernels compiled on different streams " +
+				"evaluate at the same time (kernel.start); on the emulator those of one stream share scratch and take turns, and each " +
+				"stream holds scratch of its own (about that of its largest kernel); on the ANE the stream changes nothing. Each call counts against the " +
 				"process's compile budget (about 100 on the ANE); the program cannot change afterwards. A program that " +
 				"breaks a rule the ANE is known to have (see ane.eligible) is an error on every backend but the emulator " +
 				"in relaxed mode. In a dry run (process.dry_run) it only checks the program, its weights and its " +
@@ -51,8 +52,12 @@ func (s *session) aneModule() *moduleDef {
 
 func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var p *milProgram
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "program", &p); err != nil {
+	stream := 0
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "program", &p, "stream?", &stream); err != nil {
 		return nil, err
+	}
+	if stream < 0 {
+		return nil, nameErrf(b.Name(), "stream %d: streams are numbered from 0", stream)
 	}
 	prog, w, err := p.build(b.Name())
 	if err != nil {
@@ -71,6 +76,11 @@ func (s *session) aneCompile(thread *starlark.Thread, b *starlark.Builtin, args 
 		be, err := s.getBackend(b.Name())
 		if err != nil {
 			return nil, err
+		}
+		if st, ok := be.(ane.Streams); ok && stream > 0 {
+			if be, err = st.Stream(stream); err != nil {
+				return nil, nameErr(b.Name(), err)
+			}
 		}
 		k, err = be.Compile(prog, w)
 		if err != nil {
@@ -109,6 +119,7 @@ type binding struct {
 	methods         *methodSet // kernelMethods for the kernel's own, else bindingMethods
 	inputs, outputs []*surface // its surfaces
 	evals           int        // evals so far
+	pending         chan error // the result of the eval start() began, until wait() takes it
 	closed          bool       // close() was called (for the kernel's own: the kernel was closed)
 }
 
@@ -122,7 +133,10 @@ type kernel struct {
 }
 
 // surface is one input or output buffer of a kernel or binding.
-type surface struct{ s *ane.Surface }
+type surface struct {
+	s  *ane.Surface
+	bd *binding // the binding it belongs to
+}
 
 var (
 	_ starlark.HasAttrs = (*kernel)(nil)
@@ -133,10 +147,10 @@ var (
 // wrapSurfaces makes the Starlark surfaces of bd's ane.Binding.
 func (bd *binding) wrapSurfaces() {
 	for _, in := range bd.b.Inputs() {
-		bd.inputs = append(bd.inputs, &surface{s: in})
+		bd.inputs = append(bd.inputs, &surface{s: in, bd: bd})
 	}
 	for _, out := range bd.b.Outputs() {
-		bd.outputs = append(bd.outputs, &surface{s: out})
+		bd.outputs = append(bd.outputs, &surface{s: out, bd: bd})
 	}
 }
 
@@ -158,6 +172,7 @@ var kernelType = &typeDef{
 	members: []fnDef{
 		inputsMember, outputsMember, evalsMember, inputMember, outputMember,
 		{sig: "eval()", doc: "Runs the program once: reads the input surfaces, writes the output surfaces. A cancelled run stops it.", fn: bindingEval},
+		startMember, waitMember,
 		{sig: "bind()", doc: "A new binding: a full set of input and output surfaces of the program's types, read zero, evaluated " +
 			"with this compiled program (one request each on the ANE). The layers of a model share one kernel and keep their weights " +
 			"in their own binding's inputs. It does not compile: ane.compiles() does not move.", fn: kernelBind},
@@ -173,6 +188,7 @@ var bindingType = &typeDef{
 	members: []fnDef{
 		inputsMember, outputsMember, evalsMember, inputMember, outputMember,
 		{sig: "eval()", doc: "Runs the kernel's program once on this binding: reads its input surfaces, writes its output surfaces.", fn: bindingEval},
+		startMember, waitMember,
 		{sig: "close()", doc: "Releases the binding and its surfaces: later evals, and reads and writes of its surfaces, are errors. The kernel and its other bindings are untouched; closing the kernel closes its bindings.", fn: bindingClose},
 	},
 }
@@ -262,19 +278,12 @@ func (bd *binding) closedErr(fn string) error {
 }
 
 func bindingEval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	bd := recvBinding(b)
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
-		return nil, err
-	}
-	if err := bd.closedErr(b.Name()); err != nil {
+	bd, err := evalReady(b, args, kwargs)
+	if err != nil {
 		return nil, err
 	}
 	if err := bd.b.Eval(bd.s.ctx); err != nil {
-		var ne *ane.NumericsError
-		if errors.As(err, &ne) && bd.owner.where[ne.Op] != "" {
-			return nil, nameErrf(b.Name(), "%w (op %q was built at %s)", err, ne.Op, bd.owner.where[ne.Op])
-		}
-		return nil, nameErr(b.Name(), err)
+		return nil, bd.evalErr(b.Name(), err)
 	}
 	bd.evals++
 	return starlark.None, nil
@@ -298,7 +307,7 @@ func bindingPart(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tup
 	if err != nil {
 		return nil, nameErr(b.Name(), err)
 	}
-	return &surface{s: sf}, nil
+	return &surface{s: sf, bd: bd}, nil
 }
 
 func bindingClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -307,6 +316,14 @@ func bindingClose(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	if !bd.closed {
+		bd.settle()
+		if bd == &bd.owner.binding { // the kernel's close closes its bindings
+			for _, o := range bd.s.bindings {
+				if o.owner == bd.owner {
+					o.settle()
+				}
+			}
+		}
 		bd.closed = true
 		if err := bd.b.Close(); err != nil {
 			return nil, nameErr(b.Name(), err)
@@ -358,6 +375,9 @@ func (s *surface) Attr(name string) (starlark.Value, error) {
 		return starlark.MakeInt(s.s.Channels()), nil
 	case "spatial":
 		return starlark.MakeInt(s.s.Spatial()), nil
+	}
+	if err := s.bd.busyErr("surface." + name); err != nil {
+		return nil, err
 	}
 	return surfaceMethods.bind(s, name), nil
 }
@@ -438,6 +458,9 @@ func surfCopyFrom(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "src", &src, "src_channel?", &from, "channel?", &to, "count??", &count); err != nil {
 		return nil, err
 	}
+	if err := src.bd.busyErr(b.Name()); err != nil {
+		return nil, err
+	}
 	if count < 0 {
 		count = src.s.Channels() - from
 	}
@@ -454,6 +477,9 @@ func surfCopyRegion(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	nch, ncol := -1, -1
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "src", &src, "channel", &ch, "column", &col,
 		"src_channel?", &srcCh, "src_column?", &srcCol, "channels??", &nch, "columns??", &ncol); err != nil {
+		return nil, err
+	}
+	if err := src.bd.busyErr(b.Name()); err != nil {
 		return nil, err
 	}
 	if nch < 0 {
@@ -475,6 +501,9 @@ func surfCopyReshaped(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	nch := -1
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "src", &src, "channel", &ch, "column", &col, "rows", &rows,
 		"src_channel?", &srcCh, "channels??", &nch); err != nil {
+		return nil, err
+	}
+	if err := src.bd.busyErr(b.Name()); err != nil {
 		return nil, err
 	}
 	if nch < 0 {

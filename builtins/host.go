@@ -105,6 +105,7 @@ type session struct {
 	queues   []*queue                   // every queue made, drained at the end
 	closers  []io.Closer                // files to close at the end
 	kernels  []ane.Kernel               // every kernel compiled, closed at the end
+	started  sync.WaitGroup             // the evals binding.start() began, waited for at the end
 	checked  []CheckedProgram           // programs checked by a dry run
 	bindings []*binding                 // the kernels' and bindings' surfaces open (ane.memory), closed ones dropped now and then
 	startRSS uint64                     // the process's resident bytes when the run began (process.memory)
@@ -294,6 +295,7 @@ func (s *session) drain() error {
 // finish releases what the run opened.
 func (s *session) finish() {
 	s.drain()
+	s.started.Wait()
 	for _, k := range s.kernels {
 		k.Close()
 	}

@@ -33,7 +33,7 @@ var phaseNames = [nPhases]string{"", "compile", "ane", "io", "host", "wait"}
 // "surface.write", "cpu.sgemm"). This table is the one place that says which builtin is which work.
 func phaseOf(name string) phase {
 	switch name {
-	case "kernel.eval", "binding.eval":
+	case "kernel.eval", "binding.eval", "kernel.start", "binding.start", "kernel.wait", "binding.wait":
 		return phaseANE
 	case "queue.wait":
 		return phaseWait

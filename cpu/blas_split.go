@@ -130,7 +130,9 @@ const minLatePiece = 256
 // takes one of the slots free when the product starts (the caller hands back those that no helper took)
 // and the caller runs what no helper claimed. When no slot is free at the start, the caller runs the
 // pieces in turn and looks for free slots before each: the pieces left then go to the helpers that take
-// them as above. Who runs a piece never changes its bits.
+// them as above. While goroutines that par.Occupy marks (evals started beside the script) hold cores,
+// the pieces run in turn: a slot reserved here would hold up another eval's product. Who runs a piece
+// never changes its bits.
 func (l *library) splitSgemm(serial bool, size int, byRows bool, transA, transB bool, m, n, k int, alpha float32,
 	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	span := n
@@ -141,7 +143,7 @@ func (l *library) splitSgemm(serial bool, size int, byRows bool, transA, transB 
 	s.l, s.transA, s.transB, s.byRows = l, transA, transB, byRows
 	s.m, s.n, s.k, s.alpha, s.beta = m, n, k, alpha, beta
 	s.a, s.b, s.c, s.lda, s.ldb, s.ldc = a, b, c, lda, ldb, ldc
-	if serial {
+	if serial || par.Occupied() > 0 { // evals under way on cores of their own: no slot to spare
 		for lo := 0; lo < span; lo += size {
 			s.run(lo, min(lo+size, span))
 		}

@@ -23,16 +23,19 @@ func init() {
 
 // Backend is the CPU emulator of the Apple Neural Engine.
 type Backend struct {
-	opts     Options      // numerics, checks and relaxed mode for every kernel it compiles
-	compiles atomic.Int64 // Compile calls so far
-	ar       *arena       // scratch shared by its kernels, and buffers of closed kernels for the next compiles
+	opts     Options       // numerics, checks and relaxed mode for every kernel it compiles
+	compiles *atomic.Int64 // Compile calls so far, on it and its streams
+	ar       *arena        // scratch shared by its kernels, and buffers of closed kernels for the next compiles
+	streams  *streams      // the streams (Stream), shared with them
 }
 
 var _ ane.Backend = (*Backend)(nil)
 
 // New returns an emulator backend with the given options.
 func New(opts Options) *Backend {
-	return &Backend{opts: opts, ar: newArena()}
+	b := &Backend{opts: opts, compiles: new(atomic.Int64), ar: newArena(), streams: &streams{}}
+	b.streams.all = map[int]*Backend{0: b}
+	return b
 }
 
 // Name is "emulator".
@@ -42,10 +45,16 @@ func (b *Backend) Name() string { return "emulator" }
 func (b *Backend) Options() Options { return b.opts }
 
 // ClockOps makes the kernels compiled from now on add the time of each of their steps to t
-// (Options.OpTimes); nil stops it for later compiles. Call it before compiling, not during.
-func (b *Backend) ClockOps(t *OpTimes) { b.opts.OpTimes = t }
+// (Options.OpTimes), on every stream; nil stops it for later compiles. Call it before compiling, not during.
+func (b *Backend) ClockOps(t *OpTimes) {
+	b.streams.mu.Lock()
+	defer b.streams.mu.Unlock()
+	for _, s := range b.streams.all {
+		s.opts.OpTimes = t
+	}
+}
 
-// Compiles is the number of Compile calls on this backend, successful or not.
+// Compiles is the number of Compile calls on this backend and its streams, successful or not.
 func (b *Backend) Compiles() int { return int(b.compiles.Load()) }
 
 // PeakFLOPS is the emulator's peak: the rate of a 512x512x512 sgemm with the BLAS in use, measured once

@@ -141,12 +141,30 @@ var busyFn atomic.Pointer[func() int]
 // a polling helper: it must be cheap.
 func SetBusy(n func() int) { busyFn.Store(&n) }
 
-// busy is the number of cores held outside the scheduler, as SetBusy's function reports it.
+// occupied counts the goroutines between Occupy and its release.
+var occupied atomic.Int32
+
+// Occupy marks the calling goroutine as one that keeps a core busy with work of its own (a kernel's
+// eval started beside the script's: ane's binding.start) until the returned function is called. Such
+// goroutines count as held cores: loops are offered to that many fewer helpers, so that two evals
+// under way on two cores run their loops on their own goroutines instead of taking turns at each
+// other's pieces (a piece waited for on the other core holds up both).
+func Occupy() (release func()) {
+	occupied.Add(1)
+	return func() { occupied.Add(-1) }
+}
+
+// Occupied is the number of goroutines that Occupy marks now.
+func Occupied() int { return int(occupied.Load()) }
+
+// busy is the number of cores held outside the scheduler, as SetBusy's function reports it, and by
+// the goroutines that Occupy marks.
 func busy() int {
+	n := int(occupied.Load())
 	if f := busyFn.Load(); f != nil {
-		return (*f)()
+		n += (*f)()
 	}
-	return 0
+	return n
 }
 
 // spinning reports whether a helper that started polling at t0 may poll on.

@@ -145,3 +145,28 @@ func TestBusyCoresStopPollingAndOffers(t *testing.T) {
 		t.Fatalf("visits %v", got)
 	}
 }
+
+// A goroutine that Occupy marks counts as a held core until its release: loops are offered to that
+// many fewer helpers, and the pieces all run, on the caller when no helper is left.
+func TestOccupy(t *testing.T) {
+	base := busy()
+	release := Occupy()
+	if Occupied() != 1 || busy() != base+1 {
+		t.Fatalf("occupied %d, busy %d after Occupy; want 1 and %d", Occupied(), busy(), base+1)
+	}
+	release2 := Occupy()
+	var sum atomic.Int64
+	For(1000, 10, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			sum.Add(int64(i))
+		}
+	})
+	if sum.Load() != 999*1000/2 {
+		t.Fatalf("sum %d, want %d", sum.Load(), 999*1000/2)
+	}
+	release2()
+	release()
+	if Occupied() != 0 || busy() != base {
+		t.Fatalf("occupied %d, busy %d after the releases; want 0 and %d", Occupied(), busy(), base)
+	}
+}
