@@ -38,11 +38,18 @@ func TestLMAgainstPyTorch(t *testing.T) {
 		// fp16: every kernel op rounds to fp16 (a relative step of 2^-11), the loss gradient scaled by 1024
 		// (measured: logits 2e-3, gradients up to 3e-3, the curve 7e-5).
 		{"fp16", "2", emulator.FP16, "1024.0", lmTol{logits: 1e-2, loss: 1e-4, grad: 1e-2, curve: 1e-3}},
+		// The two sequences on two streams of kernels, side by side (kernel.start), their weight
+		// products one stream's columns at a time.
+		{"fp32_two_streams", "2", emulator.FP32, "1.0", lmTol{logits: 1e-4, loss: 1e-4, grad: 1e-5, curve: 1e-4}},
+		{"fp16_two_streams", "2", emulator.FP16, "1024.0", lmTol{logits: 1e-2, loss: 1e-4, grad: 1e-2, curve: 1e-3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			params := map[string]string{"loss_scale": c.scale, "nseq": c.nseq}
 			if c.name == "fp32_gradient_by_gradient" {
 				params["grad_blocks"] = "False"
+			}
+			if strings.HasSuffix(c.name, "_two_streams") {
+				params["streams"] = "2"
 			}
 			res := runLMRef(t, c.mode, params)
 			ref := func(name string) []float32 { return readNpy(t, filepath.Join("testdata", "lm_ref", name+".npy")) }
@@ -74,16 +81,19 @@ func TestLMAgainstPyTorch(t *testing.T) {
 
 // TestLMCompileCount checks that the kernels compile once for any depth: one binding per layer.
 func TestLMCompileCount(t *testing.T) {
-	count := func(layers string) int {
-		res := runLMRef(t, emulator.FP32, map[string]string{"layers": layers, "count_only": "True"})
+	count := func(layers string, streams string) int {
+		res := runLMRef(t, emulator.FP32, map[string]string{"layers": layers, "count_only": "True", "streams": streams})
 		n, err := starlark.AsInt32(res.Globals["compiles"])
 		if err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	if two, six := count("2"), count("6"); two != six || two != 4 {
+	if two, six := count("2", "1"), count("6", "1"); two != six || two != 4 {
 		t.Errorf("compiles: %d for 2 layers, %d for 6; want 4 for both", two, six)
+	}
+	if two := count("2", "2"); two != 8 { // each stream's kernels
+		t.Errorf("compiles on two streams: %d, want 8", two)
 	}
 }
 
