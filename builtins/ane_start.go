@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/anestar/anestar/ane"
 	"github.com/anestar/anestar/internal/par"
@@ -21,7 +22,8 @@ var (
 	startMember = fnDef{sig: "start()", doc: "Starts an eval of the program on this binding's surfaces and returns at once; wait() " +
 		"waits for it. Meanwhile the script works on, the binding's surfaces cannot be used (their methods are errors), and " +
 		"another start() or eval() of the binding is an error. Evals of kernels compiled on different streams " +
-		"(ane.compile(program, stream = i)) run at the same time, each on a core of its own; those of one stream take turns.", fn: bindingStart}
+		"(ane.compile(program, stream = i)) run at the same time, each on a core of its own; those of one stream take turns. An eval no " +
+		"wait() takes is waited for when the run ends, its error a warning.", fn: bindingStart}
 	waitMember = fnDef{sig: "wait()", doc: "Waits for the eval start() began and fails as eval() would have; an error when none was started.", fn: bindingWait}
 )
 
@@ -99,6 +101,20 @@ func (bd *binding) evalErr(fn string, err error) error {
 func (bd *binding) settle() {
 	if bd.pending != nil {
 		<-bd.pending
+		bd.pending = nil
+	}
+}
+
+// unwaited waits, at the end of the run, for the evals that start() began and no wait() took, and
+// warns of each one's error, which no call reported.
+func (s *session) unwaited() {
+	for _, bd := range s.bindings {
+		if bd.pending == nil {
+			continue
+		}
+		if err := <-bd.pending; err != nil {
+			fmt.Fprintf(s.warnWriter(), "anestar: warning: an eval started by start() failed and no wait() reported it: %v\n", err)
+		}
 		bd.pending = nil
 	}
 }

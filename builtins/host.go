@@ -295,6 +295,7 @@ func (s *session) drain() error {
 // finish releases what the run opened.
 func (s *session) finish() {
 	s.drain()
+	s.unwaited()
 	s.started.Wait()
 	for _, k := range s.kernels {
 		k.Close()
