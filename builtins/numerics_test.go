@@ -15,15 +15,7 @@ import (
 // With the emulator's numerics check, an op of a built program (which has no MIL line) that overflows is
 // named by its result and by the script line of the builder call that made it.
 func TestNumericsCheckNamesScriptLine(t *testing.T) {
-	src := `p = mil.program()
-x = p.input("x", "fp16", [1, 1, 1, 32])
-m = p.matmul(x = p.transpose(x = x, perm = [0, 1, 3, 2]), y = x, name = "gram")
-sq = p.mul(x = m, y = m, name = "sq")
-p.output(p.reshape(x = sq, shape = [1, 32, 1, 32], name = "out"))
-k = ane.compile(p)
-k.inputs[0].fill(100.0)
-k.eval()
-`
+	src := overflowProgram + "k.eval()\n"
 	_, err := Run(context.Background(), Config{
 		Script:  "overflow.star",
 		Source:  []byte(src),

@@ -11,15 +11,14 @@ import (
 	"github.com/anestar/anestar/ane/emulator"
 )
 
-// An overflowing program: its eval fails under the emulator's numerics check.
-const overflowSrc = `p = mil.program()
+// An overflowing program (its op sq built at line 4): its eval fails under the emulator's numerics check.
+const overflowProgram = `p = mil.program()
 x = p.input("x", "fp16", [1, 1, 1, 32])
 m = p.matmul(x = p.transpose(x = x, perm = [0, 1, 3, 2]), y = x, name = "gram")
 sq = p.mul(x = m, y = m, name = "sq")
 p.output(p.reshape(x = sq, shape = [1, 32, 1, 32], name = "out"))
 k = ane.compile(p)
 k.inputs[0].fill(100.0)
-k.start()
 `
 
 // A started eval's error comes from wait(), as eval() gives it (the op and the line that built it); one
@@ -33,12 +32,12 @@ func TestStartErrors(t *testing.T) {
 		})
 		return err, warn.String()
 	}
-	err, _ := run(overflowSrc + "k.wait()\n")
+	err, _ := run(overflowProgram + "k.start()\nk.wait()\n")
 	var ne *ane.NumericsError
 	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "kernel.wait: ") || !strings.Contains(err.Error(), `(op "sq" was built at overflow.star:4:`) {
 		t.Errorf("wait: %v; want kernel.wait's numerics error naming op sq and its line", err)
 	}
-	err, warn := run(overflowSrc)
+	err, warn := run(overflowProgram + "k.start()\n")
 	if err != nil {
 		t.Fatalf("a run that never waits: %v", err)
 	}
