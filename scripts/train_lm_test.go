@@ -448,6 +448,11 @@ func TestTrainLMBudget(t *testing.T) {
 	if el := time.Since(start); el > 40*time.Second { // setup and compiling are not in the budget
 		t.Errorf("a 3 s budget took %s", el)
 	}
+	// Seconds of steps: the report gives its cores-busy line (TestTrainLM's steps are too short for one).
+	if _, ok := proctime.CPU(); ok && !strings.Contains(out, "Cores busy:") {
+		t.Errorf("a 3 s budget's report has no cores-busy line:\n%s", out)
+	}
+	checkCoresBusy(t, out)
 	f, err := ckpt.Load(filepath.Join(dir, "best.safetensors"))
 	if err != nil {
 		t.Fatal(err)
@@ -524,7 +529,7 @@ func TestTrainLMValWindows(t *testing.T) {
 }
 
 // checkCoresBusy checks the report's cores-busy line where it is given (from a second of steps on:
-// lm_cores_line, TestLMCoresLine): each figure is CPU over wall time, above 0 and at most the machine's
+// lm_cores_line, TestLMCoresLine; TestTrainLMBudget's run has one): each figure is CPU over wall time, above 0 and at most the machine's
 // cores (plus the CPU clock's slack over short spans), and the cores are GOMAXPROCS.
 func checkCoresBusy(t *testing.T, out string) {
 	t.Helper()

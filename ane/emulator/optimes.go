@@ -88,19 +88,16 @@ func kernelName(fn *mil.Func) string {
 			if op == nil || op.Kind != "concat" || len(op.Results) == 0 || op.Results[0].Name != fn.Outputs[0].Name {
 				continue
 			}
-			for _, a := range op.Args {
-				if a.Name != "values" {
-					continue
-				}
-				var parts []string
+			var parts []string
+			if a := op.Arg("values"); a != nil {
 				for _, o := range a.Operands {
 					if o.Ref != nil {
 						parts = append(parts, o.Ref.Name)
 					}
 				}
-				if len(parts) > 0 {
-					names = parts
-				}
+			}
+			if len(parts) > 0 {
+				names = parts
 			}
 		}
 	}
