@@ -7,3 +7,6 @@ package half
 func roundF16Vec(dst, src []float32) int         { return 0 }
 func encodeF16Vec(dst []byte, src []float32) int { return 0 }
 func decodeF16Vec(dst []float32, src []byte) int { return 0 }
+
+// use512 is never set here: there is no AVX-512 code.
+var use512 = false

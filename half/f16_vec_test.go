@@ -30,9 +30,28 @@ func vecCases() []float32 {
 	return out
 }
 
-// The vector conversions (F16C on amd64) agree bit for bit with the scalar definitions F32ToF16,
-// F16ToF32 and RoundF16, NaN payloads included.
-func TestF16VectorMatchesScalar(t *testing.T) {
+// widths runs f once with the AVX-512 conversions off and, where they run, once with them on.
+func widths(t *testing.T, f func(t *testing.T)) {
+	prev := use512
+	defer func() { use512 = prev }()
+	for _, on := range []bool{false, true} {
+		if on && !prev {
+			continue
+		}
+		use512 = on
+		name := "f16c"
+		if on {
+			name = "avx512"
+		}
+		t.Run(name, f)
+	}
+}
+
+// The vector conversions (F16C on amd64, AVX-512 where it runs) agree bit for bit with the scalar
+// definitions F32ToF16, F16ToF32 and RoundF16, NaN payloads included.
+func TestF16VectorMatchesScalar(t *testing.T) { widths(t, vectorMatchesScalar) }
+
+func vectorMatchesScalar(t *testing.T) {
 	src := vecCases()
 	got := make([]float32, len(src))
 	RoundF16To(got, src)
@@ -71,7 +90,9 @@ func TestF16VectorMatchesScalar(t *testing.T) {
 }
 
 // Every half bit pattern decodes exactly and encodes back to itself (NaNs to their quiet form).
-func TestF16VectorAllHalves(t *testing.T) {
+func TestF16VectorAllHalves(t *testing.T) { widths(t, vectorAllHalves) }
+
+func vectorAllHalves(t *testing.T) {
 	src := make([]byte, 2<<16)
 	for h := range 1 << 16 {
 		src[2*h], src[2*h+1] = byte(h), byte(h>>8)
@@ -119,7 +140,11 @@ func BenchmarkRoundF16To(b *testing.B) {
 
 // TestRoundF16Lengths checks RoundF16To against the scalar rounding at lengths around the vector
 // blocks (16 values for F16C, 32 for AVX-512), so that every mix of block and tail runs.
-func TestRoundF16Lengths(t *testing.T) {
+func TestRoundF16Lengths(t *testing.T) { widths(t, roundF16Lengths) }
+
+// roundF16Lengths is TestRoundF16Lengths for the conversions in use, the encode and decode included:
+// every length up to 100 mixes the vector blocks (32 and 16 values) and the scalar tail.
+func roundF16Lengths(t *testing.T) {
 	src := vecCases()
 	for n := range 100 {
 		if n > len(src) {
@@ -127,9 +152,21 @@ func TestRoundF16Lengths(t *testing.T) {
 		}
 		got := make([]float32, n)
 		RoundF16To(got, src[:n])
+		enc := make([]byte, 2*n)
+		EncodeF16To(enc, src[:n])
+		dec := make([]float32, n)
+		DecodeF16To(dec, enc)
 		for i, v := range src[:n] {
-			if want := F16ToF32(F32ToF16(v)); math.Float32bits(got[i]) != math.Float32bits(want) {
+			h := F32ToF16(v)
+			want := F16ToF32(h)
+			if math.Float32bits(got[i]) != math.Float32bits(want) {
 				t.Fatalf("length %d: RoundF16To(%#08x)[%d] = %#08x, want %#08x", n, math.Float32bits(v), i, math.Float32bits(got[i]), math.Float32bits(want))
+			}
+			if e := uint16(enc[2*i]) | uint16(enc[2*i+1])<<8; e != h {
+				t.Fatalf("length %d: EncodeF16To(%#08x)[%d] = %#04x, want %#04x", n, math.Float32bits(v), i, e, h)
+			}
+			if math.Float32bits(dec[i]) != math.Float32bits(want) {
+				t.Fatalf("length %d: DecodeF16To(%#04x)[%d] = %#08x, want %#08x", n, h, i, math.Float32bits(dec[i]), math.Float32bits(want))
 			}
 		}
 	}

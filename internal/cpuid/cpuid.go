@@ -35,6 +35,8 @@ var (
 	hasF16C = hasAVX && x86.F16C
 	// hasAVX2 reports whether the CPU and OS support AVX2.
 	hasAVX2 = hasAVX && x86.AVX2
+	// hasAVX512 reports whether the CPU has AVX-512F and the OS saves the opmask and ZMM state.
+	hasAVX512 = x86.OSXSAVE && x86.AVX512F && x86.XCR0&XCR0AVX512 == XCR0AVX512
 )
 
 // HasF16C reports whether the CPU and the operating system support the F16C conversions (with AVX).
@@ -43,3 +45,7 @@ func HasF16C() bool { return hasF16C }
 // HasAVX2 reports whether the CPU and the operating system support AVX2, for callers with their own
 // AVX2 assembly.
 func HasAVX2() bool { return hasAVX2 }
+
+// HasAVX512 reports whether the CPU and the operating system support AVX-512F (512-bit arithmetic, and
+// the fp16 conversions on ZMM registers), for callers with their own AVX-512 assembly.
+func HasAVX512() bool { return hasAVX512 }

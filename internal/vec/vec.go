@@ -1,8 +1,8 @@
 // Package vec runs elementwise float32 arithmetic over runs of values eight lanes at a time, on amd64
-// with AVX2 (and F16C for the ops that round their results to fp16). Each lane is the same IEEE
-// float32 operation as the scalar code's (no fused multiply-add), so the bits are the same: callers
-// run the vector code on a run's longest prefix of whole blocks and the scalar code on the rest. It
-// serves the emulator's elementwise ops and the host's tensor arithmetic.
+// with AVX2 (and F16C for the ops that round their results to fp16), sixteen where AVX-512 runs. Each
+// lane is the same IEEE float32 operation as the scalar code's (no fused multiply-add), so the bits are
+// the same: callers run the vector code on a run's longest prefix of whole blocks and the scalar code on
+// the rest. It serves the emulator's elementwise ops and the host's tensor arithmetic.
 package vec
 
 import "math"

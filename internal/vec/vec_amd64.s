@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "elementwise.h"
 
 // Operand order is Go's: VSUBPS b, a, d computes d = a - b, VDIVPS b, a, d computes d = a / b.
 
@@ -25,6 +26,7 @@ NAME:                          \
 #define DIV VDIVPS Y1, Y0, Y0
 #define RSUB VSUBPS Y0, Y1, Y0
 #define RDIV VDIVPS Y0, Y1, Y0
+#define BCAST VBROADCASTSS s+24(FP), Y1
 
 // The same, then rounded to fp16 and back (ties to even, as half.RoundF16To's vector code).
 #define R16 VCVTPS2PH $0, Y0, X0; VCVTPH2PS X0, Y0
@@ -37,85 +39,11 @@ NAME:                          \
 
 // func vvAVX2(op Op, dst, a, b *float32, n int)
 TEXT ·vvAVX2(SB), NOSPLIT, $0-40
-	MOVQ op+0(FP), R9
-	MOVQ dst+8(FP), DI
-	MOVQ a+16(FP), SI
-	MOVQ b+24(FP), DX
-	MOVQ n+32(FP), CX
-	XORQ AX, AX
-	CMPQ R9, $1
-	JEQ  vvsub
-	CMPQ R9, $2
-	JEQ  vvmul
-	CMPQ R9, $3
-	JEQ  vvdiv
-	CMPQ R9, $8
-	JEQ  vvadd16
-	CMPQ R9, $9
-	JEQ  vvsub16
-	CMPQ R9, $10
-	JEQ  vvmul16
-	CMPQ R9, $11
-	JEQ  vvdiv16
-	LOOP(vvadd, LOADB, ADD, vvdone)
-	LOOP(vvsub, LOADB, SUB, vvdone)
-	LOOP(vvmul, LOADB, MUL, vvdone)
-	LOOP(vvdiv, LOADB, DIV, vvdone)
-	LOOP(vvadd16, LOADB, ADD16, vvdone)
-	LOOP(vvsub16, LOADB, SUB16, vvdone)
-	LOOP(vvmul16, LOADB, MUL16, vvdone)
-	LOOP(vvdiv16, LOADB, DIV16, vvdone)
-
-vvdone:
-	VZEROUPPER
-	RET
+	VV_BODY
 
 // func vsAVX2(op Op, dst, a *float32, s float32, n int)
 TEXT ·vsAVX2(SB), NOSPLIT, $0-40
-	MOVQ         op+0(FP), R9
-	MOVQ         dst+8(FP), DI
-	MOVQ         a+16(FP), SI
-	VBROADCASTSS s+24(FP), Y1
-	MOVQ         n+32(FP), CX
-	XORQ         AX, AX
-	CMPQ         R9, $1
-	JEQ          vssub
-	CMPQ         R9, $2
-	JEQ          vsmul
-	CMPQ         R9, $3
-	JEQ          vsdiv
-	CMPQ         R9, $4
-	JEQ          vsrsub
-	CMPQ         R9, $5
-	JEQ          vsrdiv
-	CMPQ         R9, $8
-	JEQ          vsadd16
-	CMPQ         R9, $9
-	JEQ          vssub16
-	CMPQ         R9, $10
-	JEQ          vsmul16
-	CMPQ         R9, $11
-	JEQ          vsdiv16
-	CMPQ         R9, $12
-	JEQ          vsrsub16
-	CMPQ         R9, $13
-	JEQ          vsrdiv16
-	LOOP(vsadd, NOLOAD, ADD, vsdone)
-	LOOP(vssub, NOLOAD, SUB, vsdone)
-	LOOP(vsmul, NOLOAD, MUL, vsdone)
-	LOOP(vsdiv, NOLOAD, DIV, vsdone)
-	LOOP(vsrsub, NOLOAD, RSUB, vsdone)
-	LOOP(vsrdiv, NOLOAD, RDIV, vsdone)
-	LOOP(vsadd16, NOLOAD, ADD16, vsdone)
-	LOOP(vssub16, NOLOAD, SUB16, vsdone)
-	LOOP(vsmul16, NOLOAD, MUL16, vsdone)
-	LOOP(vsdiv16, NOLOAD, DIV16, vsdone)
-	LOOP(vsrsub16, NOLOAD, RSUB16, vsdone)
-	LOOP(vsrdiv16, NOLOAD, RDIV16, vsdone)
-
-vsdone:
-	VZEROUPPER
-	RET
+	VS_BODY
 
 // func rowsAxpyAVX2(dst, x, b *float32, k, ldb, n int)
 // dst[i] = sum over j < k of x[j]*b[j*ldb+i] for i < n (a multiple of 8): each product rounded, then

@@ -15,6 +15,39 @@ func TestVectorBits(t *testing.T) {
 	if !Has() {
 		t.Skip("no vector code on this machine")
 	}
+	for _, wide := range widths() {
+		t.Run(wide.name, func(t *testing.T) {
+			defer wide.set()()
+			vectorBits(t)
+		})
+	}
+}
+
+// width is one form of the vector code that runs here: set selects it and returns what restores the
+// one in use.
+type width struct {
+	name string
+	set  func() func()
+}
+
+// widths lists the forms of VV and VS that this machine runs: AVX2 and, where it runs, AVX-512.
+func widths() []width {
+	use := func(on bool) func() func() {
+		return func() func() {
+			prev := use512
+			use512 = on
+			return func() { use512 = prev }
+		}
+	}
+	w := []width{{"avx2", use(false)}}
+	if use512 {
+		w = append(w, width{"avx512", use(true)})
+	}
+	return w
+}
+
+// vectorBits is TestVectorBits for the form of the vector code in use.
+func vectorBits(t *testing.T) {
 	val := testValues(rand.New(rand.NewPCG(3, 4)), 100, 6)
 	scalar := func(op Op, a, b float32) float32 {
 		switch op % Round {
@@ -36,7 +69,7 @@ func TestVectorBits(t *testing.T) {
 		if op >= Round && !HasRound() {
 			continue
 		}
-		for _, n := range []int{7, 31, 32, 33, 39, 100, 1027} {
+		for _, n := range []int{7, 31, 32, 33, 39, 47, 100, 121, 1027} { // 47 and 121: a last block of eight after blocks of sixteen
 			for off := range 3 {
 				a, b := make([]float32, n+off), make([]float32, n+off)
 				for i := range a {
