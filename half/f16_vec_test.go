@@ -3,6 +3,8 @@ package half
 import (
 	"math"
 	"testing"
+
+	"github.com/anestar/anestar/internal/simdtest"
 )
 
 // vecCases are float32 bit patterns that cover every regime of the half conversion: a strided sweep of
@@ -30,26 +32,9 @@ func vecCases() []float32 {
 	return out
 }
 
-// widths runs f once with the AVX-512 conversions off and, where they run, once with them on.
-func widths(t *testing.T, f func(t *testing.T)) {
-	prev := use512
-	defer func() { use512 = prev }()
-	for _, on := range []bool{false, true} {
-		if on && !prev {
-			continue
-		}
-		use512 = on
-		name := "f16c"
-		if on {
-			name = "avx512"
-		}
-		t.Run(name, f)
-	}
-}
-
 // The vector conversions (F16C on amd64, AVX-512 where it runs) agree bit for bit with the scalar
 // definitions F32ToF16, F16ToF32 and RoundF16, NaN payloads included.
-func TestF16VectorMatchesScalar(t *testing.T) { widths(t, vectorMatchesScalar) }
+func TestF16VectorMatchesScalar(t *testing.T) { simdtest.EachWidth(t, &use512, vectorMatchesScalar) }
 
 func vectorMatchesScalar(t *testing.T) {
 	src := vecCases()
@@ -90,7 +75,7 @@ func vectorMatchesScalar(t *testing.T) {
 }
 
 // Every half bit pattern decodes exactly and encodes back to itself (NaNs to their quiet form).
-func TestF16VectorAllHalves(t *testing.T) { widths(t, vectorAllHalves) }
+func TestF16VectorAllHalves(t *testing.T) { simdtest.EachWidth(t, &use512, vectorAllHalves) }
 
 func vectorAllHalves(t *testing.T) {
 	src := make([]byte, 2<<16)
@@ -140,7 +125,7 @@ func BenchmarkRoundF16To(b *testing.B) {
 
 // TestRoundF16Lengths checks RoundF16To against the scalar rounding at lengths around the vector
 // blocks (16 values for F16C, 32 for AVX-512), so that every mix of block and tail runs.
-func TestRoundF16Lengths(t *testing.T) { widths(t, roundF16Lengths) }
+func TestRoundF16Lengths(t *testing.T) { simdtest.EachWidth(t, &use512, roundF16Lengths) }
 
 // roundF16Lengths is TestRoundF16Lengths for the conversions in use, the encode and decode included:
 // every length up to 100 mixes the vector blocks (32 and 16 values) and the scalar tail.

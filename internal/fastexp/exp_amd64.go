@@ -8,8 +8,8 @@ import (
 	"github.com/anestar/anestar/internal/cpuid"
 )
 
-// On amd64 with AVX2, expShifted runs exp32's fast-range operations eight lanes at a time in the same
-// order, each one rounded to float32 (no fused multiply-add), so the bits are exp32's. Lanes outside the
+// On amd64 with AVX2, expShifted runs exp32's fast-range operations eight lanes at a time (sixteen
+// where AVX-512 runs) in the same order, each one rounded to float32 (no fused multiply-add), so the bits are exp32's. Lanes outside the
 // fast range that exp32 maps to a constant (+inf above expOver, 0 below expUnder, NaN to itself) are
 // blended in; a block holding an argument in (expUnder, expFastLo) or (expFastHi, expOver], whose result
 // exp32 scales in two steps, is left to the scalar code.
@@ -37,8 +37,31 @@ var expTab = func() (t [expTabLen][8]float32) {
 	return t
 }()
 
+// expShiftedAVX512 is expShiftedAVX2 sixteen lanes at a time (n a multiple of 16), with the table's
+// constants in sixteen lanes and an int32 -1 after them.
+//
+//go:noescape
+func expShiftedAVX512(dst, src *float32, n int, shift float32, sign uint32, tab *[expTabLen + 1][16]float32) (done int)
+
+// expTab512 is expTab sixteen lanes wide, then -1 (for the floor's correction).
+var expTab512 = func() (t [expTabLen + 1][16]float32) {
+	for i := range expTabLen {
+		for j := range t[i] {
+			t[i][j] = expTab[i][0]
+		}
+	}
+	for j := range t[expTabLen] {
+		t[expTabLen][j] = math.Float32frombits(0xffffffff)
+	}
+	return t
+}()
+
 // hasExpVec reports whether the CPU and OS support AVX2.
 var hasExpVec = cpuid.HasAVX2()
+
+// use512 is whether blocks of sixteen run on the AVX-512 code (AVX-512F); its blocks take about half
+// the time of two AVX2 blocks in cache. The tests turn it off to check the AVX2 code too.
+var use512 = hasExpVec && cpuid.HasAVX512()
 
 // expShiftedVec runs the vector code on the longest prefix of whole blocks it handles and returns its
 // length; len(src) >= len(dst).
@@ -51,5 +74,13 @@ func expShiftedVec(dst, src []float32, shift float32, neg bool) int {
 	if neg {
 		sign = 1 << 31
 	}
-	return expShiftedAVX2(&dst[0], &src[0], n, shift, sign, &expTab)
+	done := 0
+	if use512 && n >= 16 {
+		if done = expShiftedAVX512(&dst[0], &src[0], n&^15, shift, sign, &expTab512); done == n {
+			return n
+		}
+	}
+	// The rest, or from a block of sixteen the AVX-512 code left: blocks of eight until one holds an
+	// argument left to the scalar code (Shifted then calls again past it).
+	return done + expShiftedAVX2(&dst[done], &src[done], n-done, shift, sign, &expTab)
 }

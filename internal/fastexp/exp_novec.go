@@ -10,3 +10,6 @@ const hasExpVec = false
 
 // expShiftedVec does nothing here.
 func expShiftedVec(dst, src []float32, shift float32, neg bool) int { return 0 }
+
+// use512 is never set here: there is no AVX-512 code.
+var use512 = false

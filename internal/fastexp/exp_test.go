@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/anestar/anestar/internal/simdtest"
 )
 
 func TestExp32(t *testing.T) {
@@ -39,7 +41,9 @@ func TestExp32(t *testing.T) {
 
 // expShifted gives exp32's bits: on random arguments across the whole range, at the ends of its fast
 // range and at the points where exp32's 2^n scaling changes, shifted and negated.
-func TestExpShiftedMatchesExp32(t *testing.T) {
+func TestExpShiftedMatchesExp32(t *testing.T) { simdtest.EachWidth(t, &use512, shiftedMatchesExp32) }
+
+func shiftedMatchesExp32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var src []float32
 	for range 300000 {
@@ -87,6 +91,10 @@ func TestExpShiftedVectorMatchesScalar(t *testing.T) {
 	if !hasExpVec {
 		t.Skip("no vector exp on this CPU")
 	}
+	simdtest.EachWidth(t, &use512, vectorMatchesScalar)
+}
+
+func vectorMatchesScalar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	edges := []float32{expFastLo, expFastHi, expUnder, expOver, 0, float32(math.Inf(1)), float32(math.Inf(-1)),
 		float32(math.NaN()), -87, 88.5}
@@ -143,6 +151,15 @@ func BenchmarkExpShifted(b *testing.B) {
 	}
 	dst := make([]float32, len(src))
 	b.Run("dispatch", func(b *testing.B) {
+		b.SetBytes(4 * int64(len(src)))
+		for b.Loop() {
+			Shifted(dst, src, 5, false)
+		}
+	})
+	b.Run("avx2", func(b *testing.B) { // the dispatch without the AVX-512 blocks
+		prev := use512
+		use512 = false
+		defer func() { use512 = prev }()
 		b.SetBytes(4 * int64(len(src)))
 		for b.Loop() {
 			Shifted(dst, src, 5, false)

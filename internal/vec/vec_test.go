@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/anestar/anestar/half"
+	"github.com/anestar/anestar/internal/simdtest"
 )
 
 // TestVectorBits: every op, with and without rounding, in both forms, gives the scalar formula's bits
@@ -15,35 +16,7 @@ func TestVectorBits(t *testing.T) {
 	if !Has() {
 		t.Skip("no vector code on this machine")
 	}
-	for _, wide := range widths() {
-		t.Run(wide.name, func(t *testing.T) {
-			defer wide.set()()
-			vectorBits(t)
-		})
-	}
-}
-
-// width is one form of the vector code that runs here: set selects it and returns what restores the
-// one in use.
-type width struct {
-	name string
-	set  func() func()
-}
-
-// widths lists the forms of VV and VS that this machine runs: AVX2 and, where it runs, AVX-512.
-func widths() []width {
-	use := func(on bool) func() func() {
-		return func() func() {
-			prev := use512
-			use512 = on
-			return func() { use512 = prev }
-		}
-	}
-	w := []width{{"avx2", use(false)}}
-	if use512 {
-		w = append(w, width{"avx512", use(true)})
-	}
-	return w
+	simdtest.EachWidth(t, &use512, vectorBits)
 }
 
 // vectorBits is TestVectorBits for the form of the vector code in use.
