@@ -31,7 +31,7 @@ func decodeF16AVX512(dst *float32, src *byte, n int) (done int)
 // use512: the conversions run thirty-two values a loop on ZMM registers where AVX-512F runs (twice
 // the F16C code's rate on values in cache), the last block of sixteen on the F16C code; the tests turn
 // it off to check that code too.
-var use512 = cpuid.HasF16C() && cpuid.HasAVX512()
+var use512 = cpuid.HasF16C() && cpuid.HasAVX2() && cpuid.HasAVX512() // the decode checks its blocks with AVX2
 
 // roundF16Vec rounds the longest prefix of src that the vector code handles into dst and returns its
 // length; len(dst) >= len(src).
