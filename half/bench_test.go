@@ -3,6 +3,8 @@ package half
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/anestar/anestar/internal/simdtest"
 )
 
 // benchN is a [768, 512] activation, the reference layer's size.
@@ -66,5 +68,26 @@ func BenchmarkDecodeF16OneCore(b *testing.B) {
 	b.SetBytes(4 * benchN)
 	for b.Loop() {
 		decodeF16Range(dst, src)
+	}
+}
+
+// BenchmarkWidths times the vector conversions on 4096 values (in cache, as a kernel's rows are) at
+// each width the CPU runs: "256" is the F16C code alone, "512" the AVX-512 code with it.
+func BenchmarkWidths(b *testing.B) {
+	const n = 4096
+	x, y, e := benchValues()[:n], make([]float32, n), make([]byte, 2*n)
+	encodeF16Range(e, x)
+	for _, c := range []struct {
+		name string
+		fn   func()
+	}{{"round", func() { roundF16Vec(y, x) }}, {"encode", func() { encodeF16Vec(e, x) }}, {"decode", func() { decodeF16Vec(y, e) }}} {
+		b.Run(c.name, func(b *testing.B) {
+			simdtest.EachWidthBench(b, &use512, func(b *testing.B) {
+				b.SetBytes(4 * n)
+				for b.Loop() {
+					c.fn()
+				}
+			})
+		})
 	}
 }

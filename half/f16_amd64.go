@@ -5,10 +5,10 @@ package half
 import "github.com/anestar/anestar/internal/cpuid"
 
 // On amd64 the bulk half-precision conversions use the F16C instructions (VCVTPS2PH with round to
-// nearest even, VCVTPH2PS) sixteen values at a time, thirty-two on ZMM registers where AVX-512 runs. They give exactly the results of F32ToF16 and
-// F16ToF32 on every input, NaN payloads included: blocks of halves holding infinities or NaNs are
-// decoded by the scalar code, since VCVTPH2PS would quiet signalling NaNs. The scalar code also
-// handles the tails and CPUs without F16C.
+// nearest even, VCVTPH2PS) sixteen values at a time, thirty-two on ZMM registers where AVX-512 runs.
+// They give exactly the results of F32ToF16 and F16ToF32 on every input, NaN payloads included: blocks
+// of halves holding infinities or NaNs are decoded by the scalar code, since VCVTPH2PS would quiet
+// signalling NaNs. The scalar code also handles the tails and CPUs without F16C.
 
 //go:noescape
 func roundF16F16C(dst, src *float32, n int)

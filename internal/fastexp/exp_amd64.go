@@ -9,10 +9,10 @@ import (
 )
 
 // On amd64 with AVX2, expShifted runs exp32's fast-range operations eight lanes at a time (sixteen
-// where AVX-512 runs) in the same order, each one rounded to float32 (no fused multiply-add), so the bits are exp32's. Lanes outside the
-// fast range that exp32 maps to a constant (+inf above expOver, 0 below expUnder, NaN to itself) are
-// blended in; a block holding an argument in (expUnder, expFastLo) or (expFastHi, expOver], whose result
-// exp32 scales in two steps, is left to the scalar code.
+// where AVX-512 runs) in the same order, each one rounded to float32 (no fused multiply-add), so the
+// bits are exp32's. Lanes outside the fast range that exp32 maps to a constant (+inf above expOver, 0
+// below expUnder, NaN to itself) are blended in; a block holding an argument in (expUnder, expFastLo)
+// or (expFastHi, expOver], whose result exp32 scales in two steps, is left to the scalar code.
 
 // expVecWidth is the lanes of one vector block.
 const expVecWidth = 8

@@ -150,20 +150,13 @@ func BenchmarkExpShifted(b *testing.B) {
 		src[i] = float32(rng.Float64()*-30 + 5)
 	}
 	dst := make([]float32, len(src))
-	b.Run("dispatch", func(b *testing.B) {
-		b.SetBytes(4 * int64(len(src)))
-		for b.Loop() {
-			Shifted(dst, src, 5, false)
-		}
-	})
-	b.Run("avx2", func(b *testing.B) { // the dispatch without the AVX-512 blocks
-		prev := use512
-		use512 = false
-		defer func() { use512 = prev }()
-		b.SetBytes(4 * int64(len(src)))
-		for b.Loop() {
-			Shifted(dst, src, 5, false)
-		}
+	b.Run("dispatch", func(b *testing.B) { // at 256 bits (AVX2) and, where they run, 512 (AVX-512)
+		simdtest.EachWidthBench(b, &use512, func(b *testing.B) {
+			b.SetBytes(4 * int64(len(src)))
+			for b.Loop() {
+				Shifted(dst, src, 5, false)
+			}
+		})
 	})
 	b.Run("go", func(b *testing.B) {
 		b.SetBytes(4 * int64(len(src)))

@@ -217,3 +217,22 @@ func TestMax(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWidths times a rounded product over 4096 values (in cache, as a chain's pieces are) at each
+// width the CPU runs: "256" is the AVX2 code alone, "512" the AVX-512 code with it.
+func BenchmarkWidths(b *testing.B) {
+	if !HasRound() {
+		b.Skip("no vector code on this machine")
+	}
+	const n = 4096
+	x, y, d := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], y[i] = float32(i%13)*0.37, float32(i%7)*1.1
+	}
+	simdtest.EachWidthBench(b, &use512, func(b *testing.B) {
+		b.SetBytes(4 * n)
+		for b.Loop() {
+			VV(Mul+Round, d, x, y)
+		}
+	})
+}
